@@ -1,0 +1,191 @@
+import { randomUUID } from "node:crypto";
+import { ConfigurationError } from "./errors.ts";
+import { type ContentBlock, emptyUsage, type Message } from "./model/messages.ts";
+import {
+  assertKnownOptions,
+  describeValue,
+  QUERY_OPTION_KEYS,
+  RESUME_OPTION_KEYS,
+  RUN_OPTION_KEYS,
+} from "./options.ts";
+import { EventChannel } from "./run/channel.ts";
+import { type EngineConfig, resolveConfig } from "./run/config.ts";
+import { type RunContext, runLoop } from "./run/loop.ts";
+import { type RestoredRun, restoreRun } from "./run/state.ts";
+import type {
+  AgentEvent,
+  AgentOptions,
+  ResumeOptions,
+  RunOptions,
+  RunState,
+  SDKResultMessage,
+} from "./run/types.ts";
+import type { ToolDefinition } from "./tools/types.ts";
+
+/** What a run starts from: text, or content blocks (text and images) for the first user message. */
+export type Prompt = string | ContentBlock[];
+
+export interface Agent {
+  readonly id?: string;
+  /** Runs to the end and resolves with the result. Rejects only with `AbortError`. */
+  run(prompt: Prompt, options?: RunOptions): Promise<SDKResultMessage>;
+  /** The same run as a stream of events, ending with the `result` event. Breaking out aborts the run. */
+  stream(prompt: Prompt, options?: RunOptions): AsyncGenerator<AgentEvent, void, undefined>;
+  /** Continues a paused run as if its pending tools had run (`toolOutputs`), in this process or another. */
+  resume(state: RunState | string, options?: ResumeOptions): Promise<SDKResultMessage>;
+  /** `resume` as a stream of events. */
+  resumeStream(
+    state: RunState | string,
+    options?: ResumeOptions,
+  ): AsyncGenerator<AgentEvent, void, undefined>;
+}
+
+/** A checked, reusable agent definition: no connection, no state. */
+export type AgentDefinition = Readonly<AgentOptions>;
+
+/** Checks agent options strictly and returns them, typed, for `createAgent` / `createBareAgent` later. */
+export function defineAgent(options: AgentOptions): AgentDefinition {
+  resolveConfig(options);
+  return options;
+}
+
+/** An agent with skein's built-in tools (added by the built-in tools issue) followed by yours. */
+export function createAgent(options: AgentOptions | AgentDefinition): Agent {
+  return agentFrom(resolveConfig(options, builtinTools()));
+}
+
+/** An agent with only the tools you give it. */
+export function createBareAgent(options: AgentOptions | AgentDefinition): Agent {
+  return agentFrom(resolveConfig(options));
+}
+
+/** Built-in tools come with the built-in tools issue; until then `createAgent` adds none. */
+function builtinTools(): ToolDefinition[] {
+  return [];
+}
+
+export interface QueryOptions extends AgentOptions {
+  prompt: Prompt;
+  signal?: AbortSignal;
+  sessionId?: string;
+}
+
+/** The one-shot streaming form (seed 002): `for await (const event of query({ prompt, model, tools }))`. */
+export function query(options: QueryOptions): AsyncGenerator<AgentEvent, void, undefined> {
+  assertKnownOptions("AgentOptions", options, QUERY_OPTION_KEYS);
+  const { prompt, signal, sessionId, ...agentOptions } = options;
+  const runOptions: RunOptions = {};
+  if (signal !== undefined) runOptions.signal = signal;
+  if (sessionId !== undefined) runOptions.sessionId = sessionId;
+  return createAgent(agentOptions).stream(prompt, runOptions);
+}
+
+function agentFrom(config: EngineConfig): Agent {
+  const fresh = (prompt: Prompt, options: RunOptions | undefined) => {
+    assertKnownOptions("RunOptions", options, RUN_OPTION_KEYS);
+    checkPrompt(prompt);
+    const start: Start = (emit, signal) =>
+      runLoop(
+        newRun(config, {
+          sessionId: options?.sessionId ?? randomUUID(),
+          messages: [{ role: "user", content: prompt }],
+          emit,
+          signal,
+        }),
+      );
+    return start;
+  };
+  const resumed = (state: RunState | string, options: ResumeOptions | undefined) => {
+    assertKnownOptions("ResumeOptions", options, RESUME_OPTION_KEYS);
+    const start: Start = async (emit, signal) => {
+      const restored = await restoreRun(state, config, options ?? {});
+      return runLoop(newRun(config, { ...restored, emit, signal }), restored);
+    };
+    return start;
+  };
+  return {
+    id: config.id,
+    run: (prompt, options) => runToEnd(fresh(prompt, options), options?.signal),
+    stream: (prompt, options) => streamEvents(fresh(prompt, options), options?.signal),
+    resume: (state, options) => runToEnd(resumed(state, options), options?.signal),
+    resumeStream: (state, options) => streamEvents(resumed(state, options), options?.signal),
+  };
+}
+
+type Start = (emit: (event: AgentEvent) => void, signal: AbortSignal) => Promise<SDKResultMessage>;
+
+const NEVER_ABORTED = new AbortController().signal;
+const ignore = () => {};
+
+function runToEnd(start: Start, signal: AbortSignal | undefined): Promise<SDKResultMessage> {
+  return start(ignore, signal ?? NEVER_ABORTED);
+}
+
+/** One loop for both forms: the stream is the loop's events pushed through a channel. */
+async function* streamEvents(
+  start: Start,
+  signal: AbortSignal | undefined,
+): AsyncGenerator<AgentEvent, void, undefined> {
+  const controller = new AbortController();
+  const forward = () => controller.abort(signal?.reason);
+  if (signal?.aborted) forward();
+  else signal?.addEventListener("abort", forward, { once: true });
+  const channel = new EventChannel<AgentEvent>();
+  let settled = false;
+  const done = start((event) => channel.push(event), controller.signal).then(
+    (result) => {
+      settled = true;
+      channel.push(result);
+      channel.close();
+    },
+    (error: unknown) => {
+      settled = true;
+      channel.fail(error);
+    },
+  );
+  try {
+    yield* channel;
+  } finally {
+    // The consumer stopped early: abort, and wait for started handlers to settle.
+    if (!settled) {
+      controller.abort(new Error("The stream's consumer stopped reading."));
+      await done;
+    }
+    signal?.removeEventListener("abort", forward);
+  }
+}
+
+function newRun(
+  config: EngineConfig,
+  options: Partial<RestoredRun> & {
+    sessionId: string;
+    messages: Message[];
+    emit: (event: AgentEvent) => void;
+    signal: AbortSignal;
+  },
+): RunContext {
+  const seenIds = new Set<string>();
+  for (const message of options.messages) {
+    if (typeof message.content === "string") continue;
+    for (const block of message.content) if (block.type === "tool_use") seenIds.add(block.id);
+  }
+  return {
+    config,
+    sessionId: options.sessionId,
+    signal: options.signal,
+    emit: options.emit,
+    messages: options.messages,
+    steps: options.steps ?? [],
+    usage: options.usage ?? emptyUsage(),
+    numTurns: options.numTurns ?? 0,
+    seenIds,
+    startedAt: Date.now(),
+  };
+}
+
+function checkPrompt(prompt: unknown): void {
+  if (typeof prompt === "string" || Array.isArray(prompt)) return;
+  throw new ConfigurationError(
+    `run(prompt): the prompt must be a string or an array of content blocks, received ${describeValue(prompt)}.`,
+  );
+}

@@ -1,0 +1,72 @@
+export type { Agent, AgentDefinition, Prompt, QueryOptions } from "./agent.ts";
+export { createAgent, createBareAgent, defineAgent, query } from "./agent.ts";
+export {
+  AbortError,
+  ConfigurationError,
+  MissingModelError,
+  ModelError,
+  ResumeError,
+  ScriptExhaustedError,
+  SkeinError,
+  ToolTimeoutError,
+} from "./errors.ts";
+export type {
+  ContentBlock,
+  ImageBlock,
+  Message,
+  TextBlock,
+  ThinkingBlock,
+  ToolResultBlock,
+  ToolResultContentBlock,
+  ToolUseBlock,
+  Usage,
+} from "./model/messages.ts";
+export type {
+  IncompleteToolCall,
+  Model,
+  ModelRequest,
+  ModelStreamEvent,
+  ModelToolSpec,
+  StopReason,
+} from "./model/model.ts";
+export { PARALLEL_CALLS_HINT } from "./run/config.ts";
+export type {
+  AgentEvent,
+  AgentHooks,
+  AgentOptions,
+  ConcurrencyMode,
+  ErrorInfo,
+  PendingToolCall,
+  ResumeOptions,
+  RunOptions,
+  RunState,
+  SDKResultMessage,
+  Step,
+  StepToolCall,
+  ToolBatchDecision,
+  ToolBatchPolicy,
+  ToolHookContext,
+  ToolResultHookContext,
+} from "./run/types.ts";
+export type { DefineToolOptions, Validator } from "./tools/define-tool.ts";
+export { defineTool } from "./tools/define-tool.ts";
+export type { JsonSchema, ValidationIssue } from "./tools/schema.ts";
+export { tool } from "./tools/tool.ts";
+export type {
+  ApprovalHandler,
+  BackgroundTasks,
+  CustomEvent,
+  ExecutionMode,
+  InputHandler,
+  PermissionResult,
+  SandboxPolicy,
+  TimeoutBehavior,
+  ToolCall,
+  ToolContext,
+  ToolDefinition,
+  ToolHandler,
+  ToolHandlerReturn,
+  ToolOptions,
+  ToolResult,
+  ToolSecurity,
+} from "./tools/types.ts";

@@ -1,0 +1,63 @@
+import type { Message, Usage } from "./messages.ts";
+
+/** A tool as the model sees it: nothing else (no metadata, no security, no functions) crosses this line. */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  system: string;
+  messages: Message[];
+  tools: ModelToolSpec[];
+  maxTokens?: number;
+  /** The model id to send, when the agent's `modelName` overrides the provider's own. */
+  modelName?: string;
+}
+
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | (string & {});
+
+/** A tool call the model started but did not finish (cut by `max_tokens`, or input that is not JSON). */
+export interface IncompleteToolCall {
+  id: string;
+  name: string;
+  reason: string;
+}
+
+export type ModelStreamEvent =
+  | { type: "text_delta"; text: string }
+  | { type: "thinking_delta"; thinking: string }
+  /** A tool_use block is complete: eager execution may start it while the stream goes on. */
+  | { type: "tool_call"; id: string; name: string; input: unknown }
+  | {
+      type: "retry";
+      attempt: number;
+      delayMs: number;
+      error: { name: string; message: string; status?: number };
+    }
+  | {
+      type: "message";
+      message: Message;
+      stopReason: StopReason;
+      usage?: Partial<Usage>;
+      incompleteToolCalls?: IncompleteToolCall[];
+    };
+
+/**
+ * What providers implement (and `scriptedModel`). `stream` must end with exactly one `message`
+ * event; a failure is thrown as an error, with `status` where there is one.
+ */
+export interface Model {
+  readonly provider: string;
+  readonly modelId: string;
+  stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ModelStreamEvent>;
+}
+
+export function isModel(value: unknown): value is Model {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { stream?: unknown }).stream === "function"
+  );
+}

@@ -1,0 +1,247 @@
+import { ConfigurationError } from "../errors.ts";
+import { isModel, type Model, type ModelToolSpec } from "../model/model.ts";
+import {
+  AGENT_OPTION_KEYS,
+  assertFunction,
+  assertKnownOptions,
+  assertOneOf,
+  assertPositiveInteger,
+  describeValue,
+  HOOK_KEYS,
+  TOOL_CONCURRENCY_KEYS,
+  TOOL_EXECUTION_KEYS,
+} from "../options.ts";
+import { isToolDefinition, runtimeOf } from "../tools/definition.ts";
+import type { ToolDefinition } from "../tools/types.ts";
+import type { AgentHooks, AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./types.ts";
+
+export const DEFAULT_MAX_TURNS = 100;
+export const DEFAULT_MAX_CONCURRENCY = 10;
+export const DEFAULT_MAX_RESULT_CHARS = 100_000;
+
+/** Told to the model when two of its calls could overlap under the agent's mode and tools. */
+export const PARALLEL_CALLS_HINT =
+  "You may call several tools in one reply when the calls do not depend on each other; they can run at the same time. When a call needs the result of an earlier call, make it in a later reply, after you have seen that result.";
+
+/**
+ * How the agent names its model, resolved at run time (providers plug in through `modelResolver`).
+ * A `Model` object is used as is.
+ */
+export type ModelChoice =
+  | { kind: "object"; model: Model }
+  | { kind: "name"; name: string | undefined; apiKey?: string; baseURL?: string };
+
+/** Providers register here (providers issue); until one does, a model name cannot be reached. */
+export let modelResolver: ((choice: Extract<ModelChoice, { kind: "name" }>) => Model) | undefined;
+export function setModelResolver(resolver: typeof modelResolver): void {
+  modelResolver = resolver;
+}
+
+/** Everything the engine reads, resolved once per agent. */
+export interface EngineConfig {
+  id?: string;
+  model: ModelChoice;
+  modelName?: string;
+  system: string;
+  /** Every tool by name: a Map, so names such as `__proto__` or `toString` never reach a prototype. */
+  tools: Map<string, ToolDefinition>;
+  /** Names the model may call (after allowedTools/disallowedTools). */
+  visible: Set<string>;
+  /** The tool list sent to the model, built once. */
+  toolSpecs: ModelToolSpec[];
+  maxTurns: number;
+  mode: ConcurrencyMode;
+  maxConcurrency: number;
+  batchPolicy?: ToolBatchPolicy;
+  hooks: AgentHooks;
+  maxResultChars: number;
+}
+
+export function resolveConfig(
+  options: AgentOptions,
+  builtins: readonly ToolDefinition[] = [],
+  prefix = "AgentOptions",
+): EngineConfig {
+  assertKnownOptions(prefix, options, AGENT_OPTION_KEYS);
+  const model = resolveModelChoice(options, prefix);
+  assertPositiveInteger(prefix, "maxTurns", options.maxTurns);
+  assertPositiveInteger(prefix, "maxResultChars", options.maxResultChars);
+  if (options.systemPrompt !== undefined && typeof options.systemPrompt !== "string") {
+    throw new ConfigurationError(
+      `${prefix}: systemPrompt must be a string, received ${describeValue(options.systemPrompt)}.`,
+    );
+  }
+  if (options.modelName !== undefined && typeof options.modelName !== "string") {
+    throw new ConfigurationError(
+      `${prefix}: modelName must be a string, received ${describeValue(options.modelName)}.`,
+    );
+  }
+
+  const { mode, maxConcurrency } = resolveConcurrency(options, prefix);
+  const tools = collectTools([...builtins, ...(options.tools ?? [])], prefix, builtins.length);
+  const visible = visibleNames(tools, options, prefix);
+  const toolSpecs = [...visible].map((name) => {
+    const tool = tools.get(name)!;
+    return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
+  });
+
+  if (
+    options.toolBatchPolicy !== undefined &&
+    typeof options.toolBatchPolicy?.validate !== "function"
+  ) {
+    throw new ConfigurationError(
+      `${prefix}: toolBatchPolicy must be an object with a validate({ toolCalls }) function.`,
+    );
+  }
+  const hooks = options.hooks ?? {};
+  assertKnownOptions(`${prefix}: hooks`, hooks, HOOK_KEYS);
+  for (const name of HOOK_KEYS)
+    assertFunction(`${prefix}: hooks`, name, (hooks as Record<string, unknown>)[name]);
+
+  const parallelPossible = canOverlap(
+    mode,
+    maxConcurrency,
+    [...visible].map((name) => tools.get(name)!),
+  );
+  const system = [options.systemPrompt ?? "", parallelPossible ? PARALLEL_CALLS_HINT : ""]
+    .filter(Boolean)
+    .join("\n\n");
+
+  return {
+    id: options.id,
+    model,
+    modelName: options.modelName,
+    system,
+    tools,
+    visible,
+    toolSpecs,
+    maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
+    mode,
+    maxConcurrency,
+    batchPolicy: options.toolBatchPolicy,
+    hooks,
+    maxResultChars: options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
+  };
+}
+
+function resolveModelChoice(options: AgentOptions, prefix: string): ModelChoice {
+  const { model, apiKey, baseURL } = options;
+  if (isModel(model)) {
+    if (apiKey !== undefined || baseURL !== undefined) {
+      throw new ConfigurationError(
+        `${prefix}: apiKey and baseURL go with a model name; with a Model object, give them to the provider (for example anthropic({ apiKey, baseURL })).`,
+      );
+    }
+    return { kind: "object", model };
+  }
+  if (model !== undefined && typeof model !== "string") {
+    throw new ConfigurationError(
+      `${prefix}: model must be a Model object or a model name, received ${describeValue(model)}.`,
+    );
+  }
+  for (const [name, value] of [
+    ["apiKey", apiKey],
+    ["baseURL", baseURL],
+  ] as const) {
+    if (value !== undefined && typeof value !== "string") {
+      throw new ConfigurationError(
+        `${prefix}: ${name} must be a string, received ${describeValue(value)}.`,
+      );
+    }
+  }
+  return { kind: "name", name: model, apiKey, baseURL };
+}
+
+function resolveConcurrency(
+  options: AgentOptions,
+  prefix: string,
+): { mode: ConcurrencyMode; maxConcurrency: number } {
+  if (options.toolConcurrency !== undefined && options.toolExecution !== undefined) {
+    throw new ConfigurationError(
+      `${prefix}: give either toolConcurrency or toolExecution, not both (toolExecution: { toolConcurrency: n } means toolConcurrency: { mode: "all", maxConcurrency: n }).`,
+    );
+  }
+  if (options.toolExecution !== undefined) {
+    assertKnownOptions(`${prefix}: toolExecution`, options.toolExecution, TOOL_EXECUTION_KEYS);
+    const limit = options.toolExecution.toolConcurrency;
+    assertPositiveInteger(prefix, "toolExecution.toolConcurrency", limit);
+    return { mode: "all", maxConcurrency: limit ?? DEFAULT_MAX_CONCURRENCY };
+  }
+  const concurrency = options.toolConcurrency ?? {};
+  assertKnownOptions(`${prefix}: toolConcurrency`, concurrency, TOOL_CONCURRENCY_KEYS);
+  assertOneOf(prefix, "toolConcurrency.mode", concurrency.mode, ["safe", "all", "sequential"]);
+  assertPositiveInteger(prefix, "toolConcurrency.maxConcurrency", concurrency.maxConcurrency);
+  return {
+    mode: concurrency.mode ?? "safe",
+    maxConcurrency: concurrency.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY,
+  };
+}
+
+function collectTools(
+  list: unknown[],
+  prefix: string,
+  builtinCount: number,
+): Map<string, ToolDefinition> {
+  if (!Array.isArray(list))
+    throw new ConfigurationError(`${prefix}: tools must be an array of tool definitions.`);
+  const tools = new Map<string, ToolDefinition>();
+  list.forEach((tool, index) => {
+    if (!isToolDefinition(tool)) {
+      throw new ConfigurationError(
+        `${prefix}: tools[${index - builtinCount}] is ${describeValue(tool)}, not a tool; build tools with tool() or defineTool().`,
+      );
+    }
+    if (tools.has(tool.name)) {
+      throw new ConfigurationError(
+        `${prefix}: two tools are named "${tool.name}"${index < builtinCount ? "" : " (a name must be unique, built-in tools included)"}; rename one.`,
+      );
+    }
+    tools.set(tool.name, tool);
+  });
+  return tools;
+}
+
+function visibleNames(
+  tools: Map<string, ToolDefinition>,
+  options: AgentOptions,
+  prefix: string,
+): Set<string> {
+  const allowed = namePatterns(options.allowedTools, "allowedTools", prefix);
+  const disallowed = namePatterns(options.disallowedTools, "disallowedTools", prefix);
+  const visible = new Set<string>();
+  for (const name of tools.keys()) {
+    if (allowed && !allowed.some((pattern) => pattern.test(name))) continue;
+    if (disallowed?.some((pattern) => pattern.test(name))) continue;
+    visible.add(name);
+  }
+  return visible;
+}
+
+/** Tool-name filters: exact names with `*` wildcards. Unknown names are ignored (seed 002). */
+function namePatterns(list: unknown, name: string, prefix: string): RegExp[] | undefined {
+  if (list === undefined) return undefined;
+  if (!Array.isArray(list) || list.some((entry) => typeof entry !== "string")) {
+    throw new ConfigurationError(
+      `${prefix}: ${name} must be an array of tool names, received ${describeValue(list)}.`,
+    );
+  }
+  return list.map(
+    (entry: string) => new RegExp(`^${entry.split("*").map(escapeRegExp).join(".*")}$`),
+  );
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Whether two calls of one reply could ever run at the same time under this configuration. */
+function canOverlap(
+  mode: ConcurrencyMode,
+  maxConcurrency: number,
+  tools: ToolDefinition[],
+): boolean {
+  if (mode === "sequential" || maxConcurrency < 2) return false;
+  const parallel = tools.filter((tool) => tool.executionMode !== "sequential");
+  if (mode === "all") return parallel.length > 0;
+  return parallel.some((tool) => runtimeOf(tool).isConcurrencySafe !== undefined);
+}

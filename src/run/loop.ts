@@ -1,0 +1,280 @@
+import { AbortError, describeThrown } from "../errors.ts";
+import {
+  addUsage,
+  type Message,
+  type ToolResultBlock,
+  type ToolUseBlock,
+  textOf,
+  type Usage,
+} from "../model/messages.ts";
+import type { Model } from "../model/model.ts";
+import { runBatch } from "./batch.ts";
+import { type CallEnvironment, type CallRecord, errorResult, newCallRecord } from "./call.ts";
+import type { EngineConfig } from "./config.ts";
+import { callModel, resolveModel } from "./model-turn.ts";
+import { pausedState, type RestoredRun, resumedRecords } from "./state.ts";
+import type { ErrorInfo, PendingToolCall, SDKResultMessage, Step } from "./types.ts";
+
+/** Everything one run carries from turn to turn. */
+export interface RunContext extends CallEnvironment {
+  messages: Message[];
+  steps: Step[];
+  usage: Usage;
+  numTurns: number;
+  /** Every tool_use id in the transcript, to catch a model that repeats one. */
+  seenIds: Set<string>;
+  startedAt: number;
+}
+
+/** How a turn (or a resumed batch) ended: the loop is a switch on this. */
+type TurnOutcome =
+  | { kind: "continue" }
+  | { kind: "final"; result: string; structuredResult?: unknown }
+  | { kind: "paused"; records: CallRecord[]; blocks: (ToolResultBlock | undefined)[] }
+  | { kind: "max_turns" }
+  | { kind: "failed"; error: ErrorInfo };
+
+/**
+ * The agent loop: ask the model, run the tools it asked for, repeat until an outcome ends the run.
+ * Resolves with the result message; rejects only with `AbortError`.
+ */
+export async function runLoop(run: RunContext, restored?: RestoredRun): Promise<SDKResultMessage> {
+  try {
+    return await loop(run, restored);
+  } catch (error) {
+    if (error instanceof AbortError) throw error;
+    // A defect of skein's own must still end the run with a result, never a hung stream.
+    return finish(run, "error_during_execution", { error: describeThrown(error) });
+  }
+}
+
+async function loop(run: RunContext, restored?: RestoredRun): Promise<SDKResultMessage> {
+  run.emit({ type: "run_start", sessionId: run.sessionId, resumed: restored !== undefined });
+  const model = resolveModel(run.config);
+  let outcome: TurnOutcome = restored?.records
+    ? await resumeBatch(run, restored)
+    : { kind: "continue" };
+  while (true) {
+    switch (outcome.kind) {
+      case "continue":
+        if (run.numTurns >= run.config.maxTurns) {
+          outcome = { kind: "max_turns" };
+          continue;
+        }
+        if (!("stream" in model)) return finish(run, "error_during_execution", { error: model });
+        outcome = await runTurn(run, model);
+        continue;
+      case "final":
+        return finish(run, "success", {
+          result: outcome.result,
+          structuredResult: outcome.structuredResult,
+        });
+      case "paused":
+        return finish(run, "paused", {
+          pending: outcome.records
+            .filter((record) => record.pending)
+            .map(
+              (record): PendingToolCall => ({
+                id: record.id,
+                name: record.name,
+                input: record.input,
+                reason: "external",
+              }),
+            ),
+          state: pausedState(run, outcome.records, outcome.blocks),
+        });
+      case "max_turns":
+        return finish(run, "error_max_turns", { state: pausedState(run) });
+      case "failed":
+        return finish(run, "error_during_execution", { error: outcome.error });
+    }
+  }
+}
+
+async function runTurn(run: RunContext, model: Model): Promise<TurnOutcome> {
+  throwIfAborted(run);
+  run.numTurns++;
+  run.emit({ type: "turn_start", turn: run.numTurns });
+  const turn = await callModel({
+    model,
+    config: run.config,
+    messages: run.messages,
+    signal: run.signal,
+    emit: run.emit,
+  }).catch((error: unknown) => {
+    throwIfAborted(run);
+    throw error;
+  });
+  if (!turn.ok) {
+    if (turn.partial) run.messages.push(turn.partial);
+    throwIfAborted(run);
+    return { kind: "failed", error: turn.error };
+  }
+  addUsage(run.usage, turn.usage);
+  const records = claimToolCalls(run, turn.message, turn.incompleteToolCalls);
+  run.messages.push(turn.message);
+  run.emit({ type: "message", message: turn.message });
+  run.steps.push({
+    message: turn.message,
+    toolCalls: [],
+    usage: turn.usage,
+    stopReason: turn.stopReason,
+  });
+
+  if (records.length === 0) {
+    run.emit({ type: "turn_end", turn: run.numTurns, message: turn.message, toolResults: [] });
+    return { kind: "final", result: textOf(turn.message.content) };
+  }
+  const batch = await runBatch(records, run);
+  if (batch.aborted) {
+    appendResults(run, records, batch.blocks as ToolResultBlock[]);
+    throwIfAborted(run);
+  }
+  if (batch.paused) return { kind: "paused", records, blocks: batch.blocks };
+  return completeBatch(run, records, batch.blocks as ToolResultBlock[]);
+}
+
+/** Resumes the batch a pause interrupted, then goes on as if its tools had run. */
+async function resumeBatch(run: RunContext, restored: RestoredRun): Promise<TurnOutcome> {
+  const blocks = await resumedRecords(run, restored);
+  return completeBatch(run, restored.records!, blocks);
+}
+
+/** Appends the batch's results in one user message and decides whether the run goes on. */
+function completeBatch(
+  run: RunContext,
+  records: CallRecord[],
+  blocks: ToolResultBlock[],
+): TurnOutcome {
+  appendResults(run, records, blocks);
+  run.emit({
+    type: "turn_end",
+    turn: run.numTurns,
+    message: run.messages.at(-1)!,
+    toolResults: blocks,
+  });
+
+  const failed = records.find((record) => record.failRun);
+  if (failed?.failRun)
+    return {
+      kind: "failed",
+      error: { name: failed.failRun.name, message: failed.failRun.message },
+    };
+  const stopped = records.find((record) => record.stop);
+  if (stopped) return { kind: "final", result: textOf(stopped.result!.content) };
+  const ending = records.find((record) => record.result!.endTurn === true);
+  if (ending) {
+    return {
+      kind: "final",
+      result: textOf(ending.result!.content),
+      structuredResult: ending.result!.structuredResult,
+    };
+  }
+  if (records.every((record) => record.result!.terminate === true)) {
+    return { kind: "final", result: textOf(records[0]!.result!.content) };
+  }
+  return { kind: "continue" };
+}
+
+function appendResults(run: RunContext, records: CallRecord[], blocks: ToolResultBlock[]): void {
+  run.messages.push({ role: "user", content: blocks });
+  const step = run.steps.at(-1)!;
+  step.toolCalls = records.map((record) => ({
+    callId: record.id,
+    name: record.name,
+    input: record.input,
+    result: record.result!,
+    isError: record.result!.isError === true,
+    preliminaryResults: record.preliminaryResults,
+  }));
+}
+
+/**
+ * Turns the message's tool_use blocks into call records. A repeated or missing id is rewritten
+ * in the stored message (`<id>~2`) and answered with an error, so every tool_use keeps exactly
+ * one tool_result; a call the model did not finish is answered and never run.
+ */
+function claimToolCalls(
+  run: RunContext,
+  message: Message,
+  incomplete: { id: string; name: string; reason: string }[],
+): CallRecord[] {
+  if (typeof message.content === "string") return [];
+  const cut = new Map(incomplete.map((call) => [call.id, call.reason]));
+  const records: CallRecord[] = [];
+  for (const block of message.content) {
+    if (block.type !== "tool_use") continue;
+    const originalId = typeof block.id === "string" ? block.id : "";
+    let duplicate = false;
+    if (!originalId)
+      (block as ToolUseBlock).id = uniqueId(run, `toolu_skein_${run.numTurns}_${records.length}`);
+    else if (run.seenIds.has(originalId)) {
+      duplicate = true;
+      (block as ToolUseBlock).id = uniqueId(run, originalId);
+    }
+    run.seenIds.add(block.id);
+    const record = newCallRecord(block.id, String(block.name), block.input);
+    if (duplicate) {
+      record.result = errorResult(
+        `This call reused the id "${originalId}" of an earlier call, so it was not run. Call the tool again; every call needs its own id.`,
+        "duplicate_id",
+      );
+    } else if (cut.has(originalId)) {
+      record.result = errorResult(
+        `Your call to "${record.name}" was cut off before its input was complete (${cut.get(originalId)}), so it was not run. Call it again with a smaller input.`,
+        "incomplete",
+      );
+    }
+    records.push(record);
+  }
+  return records;
+}
+
+function uniqueId(run: RunContext, base: string): string {
+  let candidate = base;
+  for (let suffix = 2; run.seenIds.has(candidate); suffix++) candidate = `${base}~${suffix}`;
+  return candidate;
+}
+
+function throwIfAborted(run: RunContext): void {
+  if (run.signal.aborted)
+    throw new AbortError({
+      messages: run.messages,
+      sessionId: run.sessionId,
+      reason: run.signal.reason,
+    });
+}
+
+function finish(
+  run: RunContext,
+  subtype: SDKResultMessage["subtype"],
+  fields: Partial<
+    Pick<SDKResultMessage, "result" | "structuredResult" | "pending" | "state" | "error">
+  >,
+): SDKResultMessage {
+  const isError = subtype === "error_max_turns" || subtype === "error_during_execution";
+  let result = fields.result;
+  if (result === undefined) {
+    if (subtype === "error_max_turns") {
+      result = `The run stopped after ${run.numTurns} model calls (maxTurns ${run.config.maxTurns}) before the model finished. Resume its state with a higher maxTurns to go on.`;
+    } else if (fields.error) result = fields.error.message;
+    else result = "";
+  }
+  const message: SDKResultMessage = {
+    type: "result",
+    subtype,
+    result,
+    isError,
+    numTurns: run.numTurns,
+    sessionId: run.sessionId,
+    usage: { ...run.usage },
+    durationMs: Date.now() - run.startedAt,
+    messages: run.messages,
+    steps: run.steps,
+  };
+  if (fields.structuredResult !== undefined) message.structuredResult = fields.structuredResult;
+  if (fields.pending) message.pending = fields.pending;
+  if (fields.state) message.state = fields.state;
+  if (fields.error) message.error = fields.error;
+  return message;
+}

@@ -1,0 +1,99 @@
+import { describeThrown, MissingModelError, ModelError } from "../errors.ts";
+import type { ContentBlock, Message, Usage } from "../model/messages.ts";
+import type { IncompleteToolCall, Model, StopReason } from "../model/model.ts";
+import { type EngineConfig, modelResolver } from "./config.ts";
+import type { AgentEvent, ErrorInfo } from "./types.ts";
+
+/** The Anthropic model used when an agent names none and `SKEIN_MODEL` is unset. */
+export const DEFAULT_MODEL = "claude-sonnet-4-6";
+
+export type ModelTurn =
+  | {
+      ok: true;
+      message: Message;
+      stopReason: StopReason;
+      usage?: Partial<Usage>;
+      incompleteToolCalls: IncompleteToolCall[];
+    }
+  | { ok: false; error: ErrorInfo; partial?: Message };
+
+/** Finds the model for a run; a failure is reported on the result, not thrown. */
+export function resolveModel(config: EngineConfig): Model | ErrorInfo {
+  const choice = config.model;
+  if (choice.kind === "object") return choice.model;
+  const name = choice.name ?? process.env.SKEIN_MODEL ?? DEFAULT_MODEL;
+  if (!modelResolver) {
+    const error = new MissingModelError(
+      `The agent names the model "${name}", but no HTTP provider is available in this build to reach it. Pass a Model object as "model" (for example scriptedModel([...]) from "skein/testing").`,
+    );
+    return { name: error.name, message: error.message };
+  }
+  try {
+    return modelResolver({ ...choice, name });
+  } catch (error) {
+    return describeThrown(error);
+  }
+}
+
+/**
+ * Asks the model for one turn and relays its stream. A failure after some text keeps that text
+ * as an incomplete assistant message; its tool calls are never run.
+ */
+export async function callModel(options: {
+  model: Model;
+  config: EngineConfig;
+  messages: Message[];
+  signal: AbortSignal;
+  emit: (event: AgentEvent) => void;
+}): Promise<ModelTurn> {
+  const { model, config, signal, emit } = options;
+  let partialText = "";
+  try {
+    const request = {
+      system: config.system,
+      // A shallow copy: the model may keep the request while the transcript grows.
+      messages: options.messages.slice(),
+      tools: config.toolSpecs,
+      ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
+    };
+    for await (const event of model.stream(request, { signal })) {
+      switch (event.type) {
+        case "text_delta":
+          partialText += event.text;
+          emit(event);
+          break;
+        case "thinking_delta":
+        case "retry":
+          emit(event);
+          break;
+        case "tool_call":
+          break; // eager execution starts here (providers issue)
+        case "message":
+          return {
+            ok: true,
+            message: normaliseMessage(event.message),
+            stopReason: event.stopReason,
+            usage: event.usage,
+            incompleteToolCalls: event.incompleteToolCalls ?? [],
+          };
+      }
+    }
+    throw new ModelError("The model's stream ended without a final message.");
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const info = describeThrown(error);
+    const status = (error as { status?: unknown } | undefined)?.status;
+    const partial: Message | undefined = partialText
+      ? { role: "assistant", content: [{ type: "text", text: partialText }], incomplete: true }
+      : undefined;
+    return { ok: false, error: typeof status === "number" ? { ...info, status } : info, partial };
+  }
+}
+
+function normaliseMessage(message: Message): Message {
+  const content: ContentBlock[] =
+    typeof message.content === "string"
+      ? [{ type: "text", text: message.content }]
+      : message.content;
+  return { role: "assistant", content };
+}

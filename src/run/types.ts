@@ -1,0 +1,221 @@
+import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
+import type { Model } from "../model/model.ts";
+import type { CustomEvent, ToolCall, ToolDefinition, ToolResult } from "../tools/types.ts";
+
+// ---------------------------------------------------------------- batch policy
+
+export type ToolBatchDecision =
+  | { allowed: true }
+  | {
+      allowed: false;
+      code?: string;
+      message: string;
+      conflictingToolCallIds?: string[];
+      suggestedNextStep?: string;
+    };
+
+/** Sees every call of a model response before any handler runs (seeds 000/001). */
+export interface ToolBatchPolicy {
+  validate(batch: { toolCalls: ToolCall[] }): ToolBatchDecision | Promise<ToolBatchDecision>;
+}
+
+// ---------------------------------------------------------------- hooks
+
+export interface ToolHookContext {
+  callId: string;
+  name: string;
+  input: unknown;
+  sessionId: string;
+  signal: AbortSignal;
+}
+
+export interface ToolResultHookContext extends ToolHookContext {
+  result: ToolResult;
+  isError: boolean;
+}
+
+/**
+ * Hooks decide; events observe. Each hook is awaited, in call order, never concurrently
+ * (DESIGN decision 5). A throwing `beforeToolCall`/`afterToolCall` becomes that call's error
+ * result; a throwing `onToolResult` leaves the result alone and emits `hook_error`.
+ */
+export interface AgentHooks {
+  /** Return `{ block: true, reason }` to stop the call, or `{ input }` to replace its input (validated again). */
+  beforeToolCall?: (
+    context: ToolHookContext,
+  ) =>
+    | void
+    | { block: true; reason?: string }
+    | { input: unknown }
+    | Promise<void | { block: true; reason?: string } | { input: unknown }>;
+  /** Return `{ result }` to replace the result, or `{ stop: true }` to end the run after this batch. */
+  afterToolCall?: (
+    context: ToolResultHookContext,
+  ) =>
+    | void
+    | { result: ToolResult | string }
+    | { stop: true }
+    | Promise<void | { result: ToolResult | string } | { stop: true }>;
+  /** Observes each final result, in call order. */
+  onToolResult?: (context: ToolResultHookContext) => void | Promise<void>;
+}
+
+// ---------------------------------------------------------------- events
+
+export interface ErrorInfo {
+  name: string;
+  message: string;
+  status?: number;
+}
+
+export type AgentEvent =
+  | { type: "run_start"; sessionId: string; resumed: boolean }
+  | { type: "turn_start"; turn: number }
+  | { type: "text_delta"; text: string }
+  | { type: "thinking_delta"; thinking: string }
+  | { type: "retry"; attempt: number; delayMs: number; error: ErrorInfo }
+  | { type: "message"; message: Message }
+  | { type: "tool_start"; callId: string; name: string; input: unknown; label?: string }
+  | { type: "tool_update"; callId: string; name: string; update: unknown }
+  | {
+      type: "tool_end";
+      callId: string;
+      name: string;
+      /** The full result, before any cap on what the model is sent. */
+      result: ToolResult;
+      isError: boolean;
+      details: unknown;
+      durationMs: number;
+    }
+  | { type: "turn_end"; turn: number; message: Message; toolResults: ToolResultBlock[] }
+  | { type: "hook_error"; hook: "onToolResult"; callId: string; name: string; error: ErrorInfo }
+  | SDKResultMessage
+  | CustomEvent;
+
+// ---------------------------------------------------------------- results
+
+export interface StepToolCall {
+  callId: string;
+  name: string;
+  input: unknown;
+  result: ToolResult;
+  isError: boolean;
+  preliminaryResults: unknown[];
+}
+
+export interface Step {
+  message: Message;
+  toolCalls: StepToolCall[];
+  usage?: Partial<Usage>;
+  stopReason?: string;
+}
+
+export interface PendingToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+  reason: "external" | "approval";
+}
+
+/** A paused (or stopped-at-maxTurns) run, as plain JSON: survives `JSON.stringify`/`parse`. */
+export interface RunState {
+  version: 1;
+  sessionId: string;
+  numTurns: number;
+  usage: Usage;
+  messages: Message[];
+  steps: Step[];
+  /** The batch that was interrupted by a pause; absent when the transcript ends cleanly. */
+  batch?: PausedBatch;
+}
+
+export interface PausedBatch {
+  /** The assistant message holding the tool_use blocks (the last message of `messages`). */
+  calls: PausedCall[];
+}
+
+export type PausedCall =
+  | {
+      id: string;
+      name: string;
+      input: unknown;
+      status: "done";
+      result: ToolResult;
+      isError: boolean;
+      /** The tool_result block already given to the model (capped). */
+      block: ToolResultBlock;
+      preliminaryResults: unknown[];
+      /** An afterToolCall hook asked to stop after this batch. */
+      stop?: boolean;
+      /** A fail_run timeout: the run fails once the batch completes. */
+      failRunTimeoutMs?: number;
+    }
+  | {
+      id: string;
+      name: string;
+      input: unknown;
+      status: "pending";
+      reason: "external" | "approval";
+    };
+
+export interface SDKResultMessage {
+  type: "result";
+  subtype: "success" | "error_max_turns" | "error_during_execution" | "paused";
+  result: string;
+  structuredResult?: unknown;
+  isError: boolean;
+  numTurns: number;
+  sessionId: string;
+  usage: Usage;
+  durationMs: number;
+  messages: Message[];
+  steps: Step[];
+  /** Calls waiting for the app or for approval (paused runs). */
+  pending?: PendingToolCall[];
+  /** JSON state for `agent.resume` (paused runs, and runs stopped at `maxTurns`). */
+  state?: RunState;
+  error?: ErrorInfo;
+}
+
+// ---------------------------------------------------------------- options
+
+export type ConcurrencyMode = "safe" | "all" | "sequential";
+
+export interface AgentOptions {
+  /** A name for the agent (seed 003). */
+  id?: string;
+  /** A `Model` (a provider, or `scriptedModel`), or a model name for the Anthropic protocol with `apiKey`/`baseURL`. */
+  model?: Model | string;
+  apiKey?: string;
+  baseURL?: string;
+  /** Overrides the model id the provider sends. */
+  modelName?: string;
+  systemPrompt?: string;
+  tools?: ToolDefinition[];
+  /** Model calls per run; default 100. */
+  maxTurns?: number;
+  toolConcurrency?: { mode?: ConcurrencyMode; maxConcurrency?: number };
+  /** Seed 003's form: `{ toolConcurrency: n }` means `{ mode: "all", maxConcurrency: n }`. */
+  toolExecution?: { toolConcurrency?: number };
+  toolBatchPolicy?: ToolBatchPolicy;
+  hooks?: AgentHooks;
+  /** Cap on the text of one tool result sent to the model; default 100,000 characters. */
+  maxResultChars?: number;
+  /** Tool names (`*` wildcards) the model may see; others are hidden. Grants nothing. */
+  allowedTools?: string[];
+  /** Tool names (`*` wildcards) hidden from the model. */
+  disallowedTools?: string[];
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  sessionId?: string;
+}
+
+export interface ResumeOptions {
+  signal?: AbortSignal;
+  /** Call id -> what the app's tool returned (the shapes a handler may return). */
+  toolOutputs?: Record<string, unknown>;
+  /** Call id -> approval decision (permissions issue). */
+  approvals?: Record<string, unknown>;
+}

@@ -1,0 +1,2 @@
+export type { Script, ScriptEntry, ScriptedModel, ScriptedTurn } from "./scripted-model.ts";
+export { scriptedModel } from "./scripted-model.ts";

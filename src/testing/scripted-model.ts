@@ -1,0 +1,105 @@
+import { ConfigurationError, ScriptExhaustedError } from "../errors.ts";
+import type { ContentBlock, Usage } from "../model/messages.ts";
+import type {
+  IncompleteToolCall,
+  Model,
+  ModelRequest,
+  ModelStreamEvent,
+  StopReason,
+} from "../model/model.ts";
+
+/** One scripted model turn: text and/or tool calls, as the model would send them. */
+export interface ScriptedTurn {
+  text?: string;
+  thinking?: string;
+  toolCalls?: { id?: string; name: string; input: unknown }[];
+  usage?: Partial<Usage>;
+  stopReason?: StopReason;
+  incompleteToolCalls?: IncompleteToolCall[];
+}
+
+/** A turn, or an Error the model throws on that turn (a failed request). */
+export type ScriptEntry = ScriptedTurn | Error;
+
+export type Script =
+  | readonly ScriptEntry[]
+  | ((request: ModelRequest, index: number) => ScriptEntry | Promise<ScriptEntry>);
+
+export interface ScriptedModel extends Model {
+  /** A deep copy of every request, as it was sent. */
+  readonly requests: ModelRequest[];
+}
+
+/**
+ * A model that plays scripted turns, for tests and offline demos: an array (one entry per model
+ * call) or a function of the request. A call past the end of an array throws, so the run
+ * resolves as failed with a message that says so.
+ */
+export function scriptedModel(script: Script, options: { modelId?: string } = {}): ScriptedModel {
+  if (!Array.isArray(script) && typeof script !== "function") {
+    throw new ConfigurationError(
+      "scriptedModel(script): the script must be an array of turns or a function (request, index) => turn.",
+    );
+  }
+  const requests: ModelRequest[] = [];
+  return {
+    provider: "scripted",
+    modelId: options.modelId ?? "scripted",
+    requests,
+    async *stream(
+      request: ModelRequest,
+      { signal }: { signal: AbortSignal },
+    ): AsyncGenerator<ModelStreamEvent> {
+      signal.throwIfAborted();
+      const index = requests.length;
+      requests.push(structuredClone(request));
+      const entry = await entryAt(script, request, index);
+      signal.throwIfAborted();
+      if (entry instanceof Error) throw entry;
+      yield* playTurn(entry, index);
+    },
+  };
+}
+
+async function entryAt(script: Script, request: ModelRequest, index: number): Promise<ScriptEntry> {
+  if (typeof script === "function") return script(request, index);
+  const entry = script[index];
+  if (entry === undefined) {
+    throw new ScriptExhaustedError(
+      `scriptedModel: the model was called ${index + 1} times, but the script has only ${script.length} turns. Add a turn, or end the run earlier.`,
+    );
+  }
+  return entry;
+}
+
+function* playTurn(turn: ScriptedTurn, index: number): Generator<ModelStreamEvent> {
+  const content: ContentBlock[] = [];
+  if (turn.thinking) {
+    yield { type: "thinking_delta", thinking: turn.thinking };
+    content.push({ type: "thinking", thinking: turn.thinking, signature: "scripted" });
+  }
+  if (turn.text) {
+    yield { type: "text_delta", text: turn.text };
+    content.push({ type: "text", text: turn.text });
+  }
+  (turn.toolCalls ?? []).forEach((call, position) => {
+    content.push({
+      type: "tool_use",
+      id: call.id ?? `toolu_${index + 1}_${position + 1}`,
+      name: call.name,
+      input: call.input,
+    });
+  });
+  for (const block of content) {
+    if (block.type === "tool_use")
+      yield { type: "tool_call", id: block.id, name: block.name, input: block.input };
+  }
+  const event: ModelStreamEvent = {
+    type: "message",
+    message: { role: "assistant", content },
+    stopReason: turn.stopReason ?? (turn.toolCalls?.length ? "tool_use" : "end_turn"),
+  };
+  if (turn.usage) event.usage = turn.usage;
+  if (turn.incompleteToolCalls) event.incompleteToolCalls = turn.incompleteToolCalls;
+  yield event;
+}

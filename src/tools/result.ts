@@ -1,0 +1,147 @@
+import type { ToolResultContentBlock } from "../model/messages.ts";
+import type { ToolResult } from "./types.ts";
+
+/** A tool returned a value skein cannot send to the model. Becomes an error result, never a crash. */
+export class InvalidToolResultError extends Error {
+  override name = "InvalidToolResultError";
+}
+
+const RESULT_KEYS = new Set([
+  "content",
+  "isError",
+  "details",
+  "endTurn",
+  "terminate",
+  "structuredResult",
+]);
+
+/**
+ * Normalises what a `tool()` handler returned: a string, content blocks, or a `ToolResult`.
+ * Throws `InvalidToolResultError` with what was expected for anything else.
+ */
+export function toolResultFromReturn(value: unknown): ToolResult {
+  if (typeof value === "string") return { content: value };
+  if (Array.isArray(value)) return { content: checkBlocks(value) };
+  if (typeof value === "object" && value !== null && "content" in value) {
+    const result = value as ToolResult;
+    const content =
+      typeof result.content === "string"
+        ? result.content
+        : Array.isArray(result.content)
+          ? checkBlocks(result.content)
+          : fail(
+              `its "content" is ${kindOf(result.content)}; expected a string or an array of content blocks.`,
+            );
+    const normalised: ToolResult = { content };
+    for (const key of Object.keys(result)) {
+      if (key !== "content" && RESULT_KEYS.has(key))
+        (normalised as unknown as Record<string, unknown>)[key] = (
+          result as unknown as Record<string, unknown>
+        )[key];
+    }
+    return normalised;
+  }
+  return fail(
+    `it returned ${kindOf(value)}; expected a string, an array of content blocks, or an object with "content" (a ToolResult).`,
+  );
+}
+
+/** Normalises what a `defineTool()` `execute` returned: a string as is, anything else as JSON text. */
+export function toolResultFromData(value: unknown): ToolResult {
+  if (typeof value === "string") return { content: value };
+  if (value === undefined) return { content: "" };
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value);
+  } catch (error) {
+    fail(
+      `its result could not be serialised to JSON (${error instanceof Error ? error.message : String(error)}).`,
+    );
+  }
+  if (text === undefined) fail(`it returned ${kindOf(value)}, which has no JSON form.`);
+  return { content: text as string };
+}
+
+function checkBlocks(blocks: unknown[]): ToolResultContentBlock[] {
+  for (const [index, block] of blocks.entries()) {
+    const type =
+      typeof block === "object" && block !== null ? (block as { type?: unknown }).type : undefined;
+    if (type === "text") {
+      if (typeof (block as { text?: unknown }).text !== "string")
+        fail(`content block ${index} is "text" without a string "text".`);
+    } else if (type === "image") {
+      if (typeof (block as { source?: unknown }).source !== "object")
+        fail(`content block ${index} is "image" without a "source".`);
+    } else {
+      fail(
+        `content block ${index} is ${kindOf(block)}; tool results may hold "text" and "image" blocks.`,
+      );
+    }
+  }
+  return blocks as ToolResultContentBlock[];
+}
+
+/** Confirms the result can travel to a provider and into a JSON state: throws if it cannot. */
+export function assertSerialisable(result: ToolResult): void {
+  try {
+    JSON.stringify(result.content);
+  } catch (error) {
+    fail(
+      `its content could not be serialised (${error instanceof Error ? error.message : String(error)}).`,
+    );
+  }
+}
+
+function fail(reason: string): never {
+  throw new InvalidToolResultError(reason);
+}
+
+function kindOf(value: unknown): string {
+  if (value === null) return "null";
+  if (value === undefined) return "undefined";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") {
+    const type = (value as { type?: unknown }).type;
+    return typeof type === "string" ? `a block of type "${type}"` : 'an object without "content"';
+  }
+  return `a ${typeof value}`;
+}
+
+/**
+ * Caps the text sent to the model, keeping head and tail and saying what was cut. Never splits a
+ * UTF-16 surrogate pair. The full result stays on `tool_end` for the app.
+ */
+export function capResultContent(
+  content: string | ToolResultContentBlock[],
+  maxChars: number,
+): string | ToolResultContentBlock[] {
+  if (typeof content === "string") return capText(content, maxChars);
+  let total = 0;
+  for (const block of content) if (block.type === "text") total += block.text.length;
+  if (total <= maxChars) return content;
+  return content.map((block) =>
+    block.type === "text"
+      ? {
+          type: "text",
+          text: capText(
+            block.text,
+            Math.max(1, Math.floor((maxChars * block.text.length) / total)),
+          ),
+        }
+      : block,
+  );
+}
+
+export function capText(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  const headLength = safeCut(text, Math.ceil(maxChars * 0.6));
+  const tailStart = safeCut(text, text.length - Math.floor(maxChars * 0.4));
+  const omitted = tailStart - headLength;
+  return `${text.slice(0, headLength)}\n\n[… ${omitted} characters omitted of ${text.length}: the result was longer than the ${maxChars}-character cap. Ask for a narrower part if you need the middle. …]\n\n${text.slice(tailStart)}`;
+}
+
+/** Moves a cut index off the second half of a surrogate pair. */
+function safeCut(text: string, index: number): number {
+  const code = text.charCodeAt(index);
+  return code >= 0xdc00 && code <= 0xdfff ? index + 1 : index;
+}

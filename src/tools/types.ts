@@ -1,0 +1,163 @@
+import type { ToolResultContentBlock } from "../model/messages.ts";
+import type { JsonSchema, ValidationOutcome } from "./schema.ts";
+
+/** What a tool returns: text or content blocks for the model, plus what only the app sees. */
+export interface ToolResult {
+  content: string | ToolResultContentBlock[];
+  isError?: boolean;
+  /** Structured data for logs and UIs, on `tool_end`; never sent to the model. */
+  details?: unknown;
+  /** End the run after this batch with `subtype: "success"` (seed 000/001). */
+  endTurn?: boolean;
+  /** Stop after this batch, but only if every result of the batch sets it (seed 004). */
+  terminate?: boolean;
+  /** Carried to `SDKResultMessage.structuredResult` when `endTurn` is set; ignored otherwise. */
+  structuredResult?: unknown;
+}
+
+export type ToolSecurity = {
+  network: "none" | "loopback" | "private" | "unrestricted";
+  filesystem?: "none" | "workspace" | "unrestricted";
+  sideEffects?: "none" | "workspace" | "external";
+};
+
+/** A tool call as the batch policy and `ToolContext.call` see it. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+  kind: "tool" | "agent_tool";
+}
+
+/** A permission decision, in the Claude Agent SDK's shape. */
+export type PermissionResult =
+  | boolean
+  | { behavior: "allow"; updatedInput?: unknown }
+  | { behavior: "deny"; message: string };
+
+export type ApprovalHandler = (
+  name: string,
+  input: unknown,
+  options: { signal: AbortSignal; callId: string; sessionId: string; reason?: string },
+) => PermissionResult | Promise<PermissionResult>;
+
+/** Asks the user something on a tool's behalf (filled by the CLI and apps; undefined otherwise). */
+export type InputHandler = (question: string, options: { signal: AbortSignal }) => Promise<string>;
+
+export interface SandboxPolicy {
+  kind: string;
+  available: boolean;
+  network: string;
+  filesystem: string;
+  writable: string[];
+}
+
+/** Background task registry (filled by the built-in tools issue). */
+export interface BackgroundTasks {
+  start(task: {
+    id?: string;
+    description?: string;
+    run(signal: AbortSignal): Promise<unknown>;
+  }): string;
+  get(
+    id: string,
+  ):
+    | { id: string; status: "running" | "done" | "failed" | "stopped"; output?: unknown }
+    | undefined;
+  stop(id: string): boolean;
+}
+
+/** A custom event a tool sends with `ctx.emit`. Namespaced (`"app.progress"`), so it can never shadow a built-in event. */
+export interface CustomEvent {
+  type: `${string}.${string}` | `${string}:${string}`;
+  [key: string]: unknown;
+}
+
+/** Per-call services the engine hands a handler (seed 002's ToolContext). */
+export interface ToolContext {
+  callId: string;
+  call: ToolCall;
+  sessionId: string;
+  /** Aborted when the run is aborted or the tool's timeout fires; `signal.reason` tells which. */
+  signal: AbortSignal;
+  /** Sends a custom event to the run's stream. */
+  emit(event: CustomEvent): void;
+  /** Reports progress: a `tool_update` event and a preliminary result. Ignored once the call ended. */
+  update(partial: unknown): void;
+  approval?: ApprovalHandler;
+  input?: InputHandler;
+  sandbox?: SandboxPolicy;
+  background?: BackgroundTasks;
+  recordSnapshot?: (snapshot: { path: string; content: string | null }) => void | Promise<void>;
+}
+
+/** What a `tool()` handler may return (or an async generator that yields progress and returns this). */
+export type ToolHandlerReturn = string | ToolResultContentBlock[] | ToolResult;
+
+type MaybePromise<T> = T | Promise<T>;
+
+export type ToolHandler<TInput> = (
+  input: TInput,
+  context: ToolContext,
+) => MaybePromise<ToolHandlerReturn> | AsyncGenerator<unknown, ToolHandlerReturn, undefined>;
+
+export type ExecutionMode = "parallel" | "sequential";
+export type TimeoutBehavior = "error_result" | "fail_run";
+
+/** Options both front doors share (DESIGN "Tool options"). */
+export interface ToolOptions<TInput = unknown> {
+  /** True when this call may overlap others in mode "safe". Throwing or false: it runs alone. */
+  isConcurrencySafe?: (input: TInput) => boolean;
+  /** "sequential" makes any batch this tool is in run one call at a time (seed 004). */
+  executionMode?: ExecutionMode;
+  /** Calls that share a key never overlap, in any mode (say, the file path). */
+  resourceKeys?: (input: TInput) => readonly string[];
+  timeoutMs?: number;
+  timeoutBehavior?: TimeoutBehavior;
+  /** UI label; never sent to the model. */
+  label?: string;
+  /** Rewrites the raw arguments before validation (seed 004's PrepareArguments). */
+  prepareArguments?: (raw: Record<string, unknown>) => Record<string, unknown>;
+  /** Host-owned annotation, passed through to the definition; never read, never sent to the model. */
+  metadata?: Record<string, unknown>;
+  security?: ToolSecurity;
+  /** Cap on the text of one result sent to the model (default: the agent's, 100,000). */
+  maxResultChars?: number;
+  /** The string permission rule patterns match against (permissions issue). */
+  ruleContent?: (input: TInput) => string;
+}
+
+export const toolRuntime: unique symbol = Symbol.for("skein.toolRuntime");
+
+/** The engine's view of a tool; one shape whichever front door built it. */
+export interface ToolRuntime {
+  validate(input: unknown): ValidationOutcome | Promise<ValidationOutcome>;
+  /** Runs the tool; undefined for `execute: false`. */
+  execute?: (input: unknown, context: ToolContext) => unknown;
+  /** Turns what `execute`, `onToolCalled` or the app returned into a ToolResult (throws to report a bad value). */
+  toResult(value: unknown): ToolResult | Promise<ToolResult>;
+  /** `onToolCalled`: null pauses; undefined continues; anything else is the output. */
+  onCalled?: (input: unknown, context: ToolContext) => unknown;
+  /** Validates or transforms the app's response on resume. */
+  onResponse?: (response: unknown, input: unknown) => unknown;
+  isConcurrencySafe?: (input: unknown) => boolean;
+  resourceKeys?: (input: unknown) => readonly string[];
+  prepareArguments?: (raw: Record<string, unknown>) => Record<string, unknown>;
+  timeoutBehavior: TimeoutBehavior;
+}
+
+/** What `tool()` and `defineTool()` return. */
+export interface ToolDefinition<TInput = any> {
+  name: string;
+  description: string;
+  /** The JSON Schema sent to the model, produced once. */
+  inputSchema: JsonSchema;
+  label?: string;
+  metadata?: Record<string, unknown>;
+  security?: ToolSecurity;
+  executionMode: ExecutionMode;
+  timeoutMs?: number;
+  maxResultChars?: number;
+  ruleContent?: (input: TInput) => string;
+  readonly [toolRuntime]: ToolRuntime;
+}
