@@ -10,7 +10,6 @@ import {
 import type { Model } from "../model/model.ts";
 import { runBatch } from "./batch.ts";
 import { type CallEnvironment, type CallRecord, errorResult, newCallRecord } from "./call.ts";
-import type { EngineConfig } from "./config.ts";
 import { callModel, resolveModel } from "./model-turn.ts";
 import { pausedState, type RestoredRun, resumedRecords } from "./state.ts";
 import type { ErrorInfo, PendingToolCall, SDKResultMessage, Step } from "./types.ts";

@@ -172,12 +172,12 @@ function fromAjvError(error: ErrorObject): ValidationIssue {
     case "required":
       return {
         path: [...path, String(params.missingProperty)],
-        message: "required field is missing",
+        message: "",
       };
     case "additionalProperties":
       return {
         path: [...path, String(params.additionalProperty)],
-        message: "unknown field: remove it",
+        message: "unknown field, not in the schema: remove it",
       };
     case "type":
       return { path, message: `expected ${String(params.type)}` };
@@ -191,15 +191,14 @@ function fromAjvError(error: ErrorObject): ValidationIssue {
 }
 
 /** Renders issues so a model can fix its call in one try: every field path, what was expected, what it sent. */
-export function formatValidationIssues(
-  toolName: string,
-  input: unknown,
-  issues: ValidationIssue[],
-): string {
+export function formatValidationIssues(toolName: string, input: unknown, issues: ValidationIssue[]): string {
   const lines = issues.map((issue) => {
     const where = issue.path.length ? formatPath(issue.path) : "(input)";
-    const received = receivedAt(input, issue.path);
-    return `- ${where}: ${issue.message}${received}`;
+    // Zod says "Invalid input: expected number, received string"; the prefix adds nothing here.
+    const expected = issue.message.replace(/^Invalid input:\s*/i, "").replace(/,\s*received \w+$/i, "");
+    const found = valueAt(input, issue.path);
+    if (!found.present) return `- ${where}: required field is missing${expected ? ` (${expected})` : ""}`;
+    return `- ${where}: ${expected}; received ${describeReceived(found.value)}`;
   });
   return `Invalid input for tool "${toolName}":\n${lines.join("\n")}\nFix these fields and call the tool again.`;
 }
@@ -218,13 +217,17 @@ function formatPath(path: (string | number)[]): string {
   return text;
 }
 
-function receivedAt(input: unknown, path: (string | number)[]): string {
+function valueAt(input: unknown, path: (string | number)[]): { present: boolean; value?: unknown } {
   let value: unknown = input;
   for (const segment of path) {
-    if (typeof value !== "object" || value === null || !Object.hasOwn(value, segment)) return "";
+    if (typeof value !== "object" || value === null || !Object.hasOwn(value, segment)) return { present: false };
     value = (value as Record<string | number, unknown>)[segment];
   }
-  if (value === undefined) return "";
+  return value === undefined ? { present: false } : { present: true, value };
+}
+
+function describeReceived(value: unknown): string {
+  const kind = Array.isArray(value) ? "array" : value === null ? "null" : typeof value;
   let shown: string;
   try {
     shown = JSON.stringify(value) ?? String(value);
@@ -232,5 +235,5 @@ function receivedAt(input: unknown, path: (string | number)[]): string {
     shown = String(value);
   }
   if (shown.length > 80) shown = `${shown.slice(0, 80)}…`;
-  return ` (received ${Array.isArray(value) ? "array" : value === null ? "null" : typeof value} ${shown})`;
+  return `${kind} ${shown}`;
 }
