@@ -151,6 +151,13 @@ export async function prepareCall(record: CallRecord, env: CallEnvironment): Pro
   if (runtime.prepareArguments) {
     try {
       input = runtime.prepareArguments({ ...record.rawInput });
+      if (!isPlainObject(input)) {
+        record.result = errorResult(
+          `Tool "${record.name}" could not prepare its arguments: its prepareArguments returned ${describeKind(input)}; it must return an object.`,
+          "invalid_input",
+        );
+        return;
+      }
     } catch (error) {
       record.result = errorResult(
         `Tool "${record.name}" could not prepare its arguments: ${describeThrown(error).message}`,

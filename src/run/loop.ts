@@ -220,7 +220,7 @@ function claimToolCalls(
       );
     } else if (cut.has(originalId)) {
       record.result = errorResult(
-        `Your call to "${record.name}" was cut off before its input was complete (${cut.get(originalId)}), so it was not run. Call it again with a smaller input.`,
+        `Your call to "${record.name}" was not run: its input was incomplete or not valid JSON (${cut.get(originalId)}). Call it again with complete JSON input, smaller if it was cut off.`,
         "incomplete",
       );
     }

@@ -22,6 +22,7 @@ export function coerceToSchema(
       if (typeof value === "string" && branches.some((b) => acceptsString(b as JsonSchema, root)))
         return value;
       for (const branch of branches) {
+        if (!discriminatorsMatch(value, branch as JsonSchema, root)) continue;
         const coerced = coerceToSchema(value, branch as JsonSchema, root, depth + 1);
         if (coerced !== value) return coerced;
       }
@@ -41,12 +42,39 @@ export function coerceToSchema(
   return value;
 }
 
+/** Decimal numerals only: "0x10", "0b11", "Infinity" and "" stay strings. */
+const DECIMAL = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
+/**
+ * A branch of a union is a candidate only if the object's discriminating fields (a `const`, or a
+ * one-value `enum`) agree with it, so `{ kind: "label", count: "3" }` is read by the "label" branch.
+ */
+function discriminatorsMatch(value: unknown, branch: JsonSchema, root: JsonSchema): boolean {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return true;
+  const resolved = resolveRef(branch, root);
+  const properties =
+    resolved && isSchema(resolved.properties)
+      ? (resolved.properties as Record<string, JsonSchema>)
+      : {};
+  for (const [key, propertySchema] of Object.entries(properties)) {
+    const property = resolveRef(propertySchema, root);
+    if (!property || !Object.hasOwn(value, key)) continue;
+    const fixed =
+      property.const !== undefined
+        ? [property.const]
+        : Array.isArray(property.enum) && property.enum.length === 1
+          ? property.enum
+          : undefined;
+    if (fixed && !fixed.includes((value as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}
+
 function coerceString(value: string, types: Set<string>): unknown {
   if (types.size === 0 || types.has("string")) return value;
   const trimmed = value.trim();
   if (types.has("integer") && /^-?\d+$/.test(trimmed)) return Number(trimmed);
-  if (types.has("number") && trimmed !== "" && Number.isFinite(Number(trimmed)))
-    return Number(trimmed);
+  if (types.has("number") && DECIMAL.test(trimmed)) return Number(trimmed);
   if (types.has("boolean") && (trimmed === "true" || trimmed === "false"))
     return trimmed === "true";
   return value;

@@ -52,6 +52,9 @@ export function defineTool<TInput = any, TOutput = unknown>(
   options: DefineToolOptions<TInput, TOutput>,
 ): ToolDefinition<TInput> {
   const owner = typeof options?.id === "string" ? `defineTool("${options.id}")` : "defineTool()";
+  if (options === undefined) {
+    throw new ConfigurationError(`${owner}: options must be an object, received undefined.`);
+  }
   assertKnownOptions(owner, options, DEFINE_TOOL_KEYS);
   if (options.execute !== false && typeof options.execute !== "function") {
     throw new ConfigurationError(

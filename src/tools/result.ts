@@ -83,6 +83,7 @@ function checkBlocks(blocks: unknown[]): ToolResultContentBlock[] {
 
 /** Confirms the result can travel to a provider and into a JSON state: throws if it cannot. */
 export function assertSerialisable(result: ToolResult): void {
+  if (typeof result.content === "string") return;
   try {
     JSON.stringify(result.content);
   } catch (error) {

@@ -191,13 +191,20 @@ function fromAjvError(error: ErrorObject): ValidationIssue {
 }
 
 /** Renders issues so a model can fix its call in one try: every field path, what was expected, what it sent. */
-export function formatValidationIssues(toolName: string, input: unknown, issues: ValidationIssue[]): string {
+export function formatValidationIssues(
+  toolName: string,
+  input: unknown,
+  issues: ValidationIssue[],
+): string {
   const lines = issues.map((issue) => {
     const where = issue.path.length ? formatPath(issue.path) : "(input)";
     // Zod says "Invalid input: expected number, received string"; the prefix adds nothing here.
-    const expected = issue.message.replace(/^Invalid input:\s*/i, "").replace(/,\s*received \w+$/i, "");
+    const expected = issue.message
+      .replace(/^Invalid input:\s*/i, "")
+      .replace(/,\s*received \w+$/i, "");
     const found = valueAt(input, issue.path);
-    if (!found.present) return `- ${where}: required field is missing${expected ? ` (${expected})` : ""}`;
+    if (!found.present)
+      return `- ${where}: required field is missing${expected ? ` (${expected})` : ""}`;
     return `- ${where}: ${expected}; received ${describeReceived(found.value)}`;
   });
   return `Invalid input for tool "${toolName}":\n${lines.join("\n")}\nFix these fields and call the tool again.`;
@@ -220,7 +227,8 @@ function formatPath(path: (string | number)[]): string {
 function valueAt(input: unknown, path: (string | number)[]): { present: boolean; value?: unknown } {
   let value: unknown = input;
   for (const segment of path) {
-    if (typeof value !== "object" || value === null || !Object.hasOwn(value, segment)) return { present: false };
+    if (typeof value !== "object" || value === null || !Object.hasOwn(value, segment))
+      return { present: false };
     value = (value as Record<string | number, unknown>)[segment];
   }
   return value === undefined ? { present: false } : { present: true, value };
