@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import { describeThrown, ToolTimeoutError } from "../errors.ts";
 import type { ToolResultBlock } from "../model/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
@@ -237,9 +238,7 @@ function classify(record: CallRecord, runtime: ToolRuntime, config: EngineConfig
   if (runtime.resourceKeys) {
     try {
       const keys = runtime.resourceKeys(record.input);
-      record.keys = Array.isArray(keys)
-        ? keys.map((key) => `${record.name}\u0000${String(key)}`)
-        : [];
+      record.keys = Array.isArray(keys) ? keys.map(String) : [];
     } catch {
       record.exclusive = true;
     }
@@ -375,7 +374,7 @@ async function settle(
       record.result = env.signal.aborted
         ? cancelledResult(record, "while it was running")
         : errorResult(
-            `Tool "${record.name}" failed: ${describeThrown(settled.error).message}`,
+            `Tool "${record.name}" failed: ${redactHome(describeThrown(settled.error).message)}`,
             "threw",
             { error: describeThrown(settled.error) },
           );
@@ -519,4 +518,10 @@ function describeKind(value: unknown): string {
   if (typeof value === "string")
     return `the string ${JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value)}`;
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** The user's home directory is nobody else's business, and the model does not need it. */
+const home = homedir();
+function redactHome(text: string): string {
+  return home.length > 1 ? text.split(home).join("~") : text;
 }

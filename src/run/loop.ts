@@ -149,7 +149,8 @@ function completeBatch(
   run.emit({
     type: "turn_end",
     turn: run.numTurns,
-    message: run.messages.at(-1)!,
+    // The turn's assistant message; its results are in `toolResults`.
+    message: run.steps.at(-1)!.message,
     toolResults: blocks,
   });
 

@@ -10,6 +10,7 @@ import {
   resultFromValue,
 } from "./call.ts";
 import type { EngineConfig } from "./config.ts";
+import { toJsonValue } from "./json.ts";
 import type { RunContext } from "./loop.ts";
 import type { PausedCall, ResumeOptions, RunState, Step } from "./types.ts";
 
@@ -59,10 +60,10 @@ export function pausedState(
           name: record.name,
           input: record.input,
           status: "done",
-          result: jsonSafeResult(record.result!),
+          result: record.result!,
           isError: record.result!.isError === true,
           block: blocks![index]!,
-          preliminaryResults: jsonSafe(record.preliminaryResults, []),
+          preliminaryResults: record.preliminaryResults,
         };
         if (record.stop) call.stop = true;
         if (record.failRun) call.failRunTimeoutMs = record.failRun.timeoutMs;
@@ -70,7 +71,8 @@ export function pausedState(
       }),
     };
   }
-  return state;
+  // A deep, JSON-safe copy: the state outlives this run and must not share its arrays.
+  return toJsonValue(state) as RunState;
 }
 
 /** Checks a state handed to `resume` and rebuilds the run from it. Throws `ResumeError` before any side effect. */
@@ -108,8 +110,9 @@ export async function restoreRun(
   const approvals = options.approvals ?? {};
   const restored: RestoredRun = {
     sessionId: candidate.sessionId,
-    messages: candidate.messages.slice(),
-    steps: candidate.steps.slice(),
+    // Resuming never changes the state it was given: it can be resumed again.
+    messages: structuredClone(candidate.messages),
+    steps: structuredClone(candidate.steps),
     usage: {
       inputTokens: 0,
       outputTokens: 0,
@@ -121,7 +124,7 @@ export async function restoreRun(
     doneBlocks: new Map(),
     toolOutputs,
   };
-  const calls = candidate.batch?.calls;
+  const calls = candidate.batch?.calls ? structuredClone(candidate.batch.calls) : undefined;
   const pendingIds = new Set<string>();
   if (calls) {
     checkBatchMatchesTranscript(calls, restored.messages);
@@ -235,20 +238,5 @@ function checkBatchMatchesTranscript(calls: PausedCall[], messages: Message[]): 
     const status: unknown = call.status;
     if (status !== "done" && status !== "pending")
       throw new ResumeError(`resume: call "${call.id}" has an unknown status.`);
-  }
-}
-
-function jsonSafeResult(result: ToolResult): ToolResult {
-  if (result.details === undefined) return result;
-  const { details, ...rest } = result;
-  const safe = jsonSafe(details, undefined);
-  return safe === undefined ? rest : { ...rest, details: safe };
-}
-
-function jsonSafe<T>(value: T, fallback: T): T {
-  try {
-    return JSON.parse(JSON.stringify(value)) as T;
-  } catch {
-    return fallback;
   }
 }

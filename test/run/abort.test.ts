@@ -1,4 +1,4 @@
-import { AbortError, createBareAgent, type Model, tool } from "skein";
+import { AbortError, createBareAgent, defineTool, type Model, tool } from "skein";
 import { type ScriptedTurn, scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -209,8 +209,17 @@ describe("aborting a run mid-batch (B10)", () => {
     const error = (await consume().catch((thrown: unknown) => thrown)) as AbortError;
     expect(error).toBeInstanceOf(AbortError);
     expectCancelledTranscript(error.messages);
-    expect(seen).not.toContain("result");
-    expect(seen.filter((type) => type === "tool_end")).toHaveLength(3);
+    expect(seen).toEqual([
+      "run_start",
+      "turn_start",
+      "message",
+      "tool_start",
+      "tool_start",
+      "tool_start",
+      "tool_end",
+      "tool_end",
+      "tool_end",
+    ]);
   });
 });
 
@@ -349,5 +358,43 @@ describe("aborting while the batch is being prepared", () => {
       true,
       true,
     ]);
+  });
+});
+
+describe("aborting a batch that also waits for the app", () => {
+  it("answers the waiting call as cancelled instead of pausing", async () => {
+    const started = deferred();
+    const running = tool("running", "Runs until aborted", z.object({}), (_input, ctx) => {
+      started.resolve();
+      return new Promise<string>((_, reject) =>
+        ctx.signal.addEventListener("abort", () => reject(ctx.signal.reason), { once: true }),
+      );
+    });
+    const external = defineTool({ id: "external", execute: false, isConcurrencySafe: () => true });
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: "ext", name: "external", input: {} },
+          { id: "run", name: "running", input: {} },
+        ],
+      },
+    ]);
+    const controller = new AbortController();
+    const run = createBareAgent({
+      model,
+      tools: [running, external],
+      toolConcurrency: { mode: "all" },
+    }).run("go", { signal: controller.signal });
+    await started.promise;
+    controller.abort();
+    const error = (await run.catch((thrown: unknown) => thrown)) as AbortError;
+    expect(error.name).toBe("AbortError");
+    expectValidTranscript(error.messages);
+    const blocks = toolResultsOf(error.messages.at(-1));
+    expect(blocks.map((block) => [block.tool_use_id, block.is_error])).toEqual([
+      ["ext", true],
+      ["run", true],
+    ]);
+    expect(resultText(blocks[0])).toMatch(/cancelled/);
   });
 });

@@ -12,7 +12,6 @@ function setup(
   options: Partial<AgentOptions> = {},
 ) {
   const gates = new Gates();
-  const ruleSaw: unknown[] = [];
   const handler = async ({ id }: { id: string }) => {
     await gates.pass(id);
     return `done ${id}`;
@@ -24,7 +23,6 @@ function setup(
     handler,
     {
       isConcurrencySafe: (input) => {
-        ruleSaw.push(input);
         if (input.safe === "throw") throw new Error("rule broke");
         return input.safe === "yes";
       },
@@ -47,7 +45,7 @@ function setup(
   ]);
   const agent = createBareAgent({ model, tools: [work, plain, serial], ...options });
   const result = agent.run("go");
-  return { gates, result, model, ruleSaw };
+  return { gates, result, model };
 }
 
 /** Waits for `keys` to start, checks exactly they are running, then lets them finish. */

@@ -129,3 +129,13 @@ describe("a model that fails", () => {
     await expect(agent.run("hi")).resolves.toMatchObject({ subtype: "error_during_execution" });
   });
 });
+
+describe("the default maxTurns", () => {
+  it("is 100 model calls", async () => {
+    const model = scriptedModel(() => ({ toolCalls: [{ name: "ping", input: {} }] }));
+    const result = await createBareAgent({ model, tools: [ping] }).run("loop");
+    expect(result.subtype).toBe("error_max_turns");
+    expect(model.requests).toHaveLength(100);
+    expect(result.numTurns).toBe(100);
+  });
+});

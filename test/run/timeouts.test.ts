@@ -15,12 +15,8 @@ import {
 /** A handler that ignores its signal and settles only when the test says so (B2). */
 function stubborn() {
   const late = deferred<string>();
-  const started = deferred();
-  const handler = async () => {
-    started.resolve();
-    return late.promise;
-  };
-  return { late, started, handler };
+  const handler = async () => late.promise;
+  return { late, handler };
 }
 
 describe('tool() timeouts: timeoutBehavior "error_result" by default', () => {
@@ -38,6 +34,10 @@ describe('tool() timeouts: timeoutBehavior "error_result" by default', () => {
     expect(block!.is_error).toBe(true);
     expect(resultText(block)).toContain("slow_lookup");
     expect(resultText(block)).toContain("25 ms");
+    expect(result.steps[0]!.toolCalls[0]!.result.details).toEqual({
+      reason: "timeout",
+      timeoutMs: 25,
+    });
     late.resolve("too late");
   });
 
