@@ -91,16 +91,15 @@ async function paired<T>(
 // ---------------------------------------------------------------- the model and the baseline loop
 
 /**
- * The scripted model, timed: `enter[i]` is when model call i began, `inside[i]` the time spent
- * inside its stream (mostly the deep copy of the request).
+ * A model (the scripted one unless another is given), timed: `enter[i]` is when model call i
+ * began, `inside[i]` the time spent inside its stream (mostly the deep copy of the request).
  */
 interface TimedModel extends Model {
   enter: number[];
   inside: number[];
 }
 
-function timedModel(script: ScriptedTurn[]): TimedModel {
-  const inner = scriptedModel(script);
+function timedModel(script: ScriptedTurn[], inner: Model = scriptedModel(script)): TimedModel {
   const enter: number[] = [];
   const inside: number[] = [];
   return {
@@ -124,6 +123,34 @@ function timedModel(script: ScriptedTurn[]): TimedModel {
       } finally {
         inside.push(spent);
       }
+    },
+  };
+}
+
+/**
+ * For a diagnostic only: the same turns, played without the scripted model's deep copy of each
+ * request and without keeping the copies, so that the engine's heap stays small.
+ */
+function replayModel(script: ScriptedTurn[]): Model {
+  let index = 0;
+  return {
+    provider: "replay",
+    modelId: "replay",
+    async *stream() {
+      const turn = script[index++]!;
+      const content: ContentBlock[] = turn.text ? [{ type: "text", text: turn.text }] : [];
+      for (const call of turn.toolCalls ?? []) {
+        const block = {
+          type: "tool_use" as const,
+          id: call.id!,
+          name: call.name,
+          input: call.input,
+        };
+        content.push(block);
+        yield { type: "tool_call", id: block.id, name: block.name, input: block.input };
+      }
+      const stopReason = turn.toolCalls ? "tool_use" : "end_turn";
+      yield { type: "message", message: { role: "assistant", content }, stopReason };
     },
   };
 }
@@ -316,8 +343,8 @@ async function fanOut(repeats: number) {
 async function perTurnCost(repeats: number) {
   const turns = 200;
   const script = toolTurns(turns, 1, "echo");
-  const perTurn = async (run: (model: Model) => Promise<unknown>) => {
-    const model = timedModel(script);
+  const perTurn = async (run: (model: Model) => Promise<unknown>, replay = false) => {
+    const model = timedModel(script, replay ? replayModel(script) : undefined);
     collectGarbage();
     await run(model);
     const outside: number[] = [];
@@ -329,22 +356,38 @@ async function perTurnCost(repeats: number) {
     skein: () => perTurn(runSkein),
     baseline: () => perTurn(runBaseline),
   });
+  // Diagnostic: the same runs with a model that neither copies nor keeps requests.
+  const replayed = await paired(repeats, 5, {
+    skein: () => perTurn(runSkein, true),
+    baseline: () => perTurn(runBaseline, true),
+  });
   /** The median turn of turns from..to (1-based), in µs. */
   const medianTurn = (values: number[], from: number, to: number) =>
     median(values.slice(from - 1, to)) * 1_000;
-  const window = (from: number, to: number) => ({
-    skeinUs: median(sample.skein.map((run) => medianTurn(run.outside, from, to))),
-    baselineUs: median(sample.baseline.map((run) => medianTurn(run.outside, from, to))),
+  const window = (runs: typeof sample, from: number, to: number) => ({
+    skeinUs: median(runs.skein.map((run) => medianTurn(run.outside, from, to))),
+    baselineUs: median(runs.baseline.map((run) => medianTurn(run.outside, from, to))),
     engine: spread(
-      sample.skein.map(
+      runs.skein.map(
         (run, index) =>
-          medianTurn(run.outside, from, to) - medianTurn(sample.baseline[index]!.outside, from, to),
+          medianTurn(run.outside, from, to) - medianTurn(runs.baseline[index]!.outside, from, to),
       ),
     ),
   });
-  const early = window(1, 20);
-  const late = window(181, 200);
-  return { early, late, ratio: late.engine.median / early.engine.median };
+  const early = window(sample, 1, 20);
+  const late = window(sample, 181, 200);
+  const replayEarly = window(replayed, 1, 20);
+  const replayLate = window(replayed, 181, 200);
+  return {
+    early,
+    late,
+    ratio: late.engine.median / early.engine.median,
+    replay: {
+      earlyUs: replayEarly.engine.median,
+      lateUs: replayLate.engine.median,
+      ratio: replayLate.engine.median / replayEarly.engine.median,
+    },
+  };
 }
 
 // ---------------------------------------------------------------- report
@@ -451,4 +494,7 @@ console.log(`
 ± is half the interquartile range of the paired differences. CPU-time cross-check of (1):
 ${noisy(short.cpu, " / call")} (short runs), ${noisy(long.cpu, " / call")} (200-turn run).
 In a 200-turn run, the scripted model's deep copy of the growing transcript is nearly all the time,
-and its noise swamps a per-call difference; outside the model's stream, it cancels out.`);
+and its noise swamps a per-call difference; outside the model's stream, it cancels out.
+Diagnostic for (3): with a model that neither copies nor keeps requests, the engine costs
+${us(turns.replay.earlyUs)} per turn at turns 1-20 and ${us(turns.replay.lateUs)} at turns 181-200 (${turns.replay.ratio.toFixed(2)} x): what grows above
+is the cost of working in the large heap the scripted model's kept copies make.`);

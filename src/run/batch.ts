@@ -34,6 +34,7 @@ export async function runBatch(records: CallRecord[], env: CallEnvironment): Pro
     if (env.signal.aborted && !record.result)
       record.result = cancelledResult(record, "before it started");
     await prepareCall(record, env);
+    if (record.result) record.finishedAt = performance.now();
   }
 
   const runnable = records.filter((record) => !record.result);
@@ -48,7 +49,10 @@ export async function runBatch(records: CallRecord[], env: CallEnvironment): Pro
     signal: env.signal,
     run: (record) => executeCall(record, env),
   });
-  for (const record of neverStarted) record.result = cancelledResult(record, "before it started");
+  for (const record of neverStarted) {
+    record.result = cancelledResult(record, "before it started");
+    record.finishedAt = performance.now();
+  }
 
   const aborted = env.signal.aborted;
   if (aborted) {

@@ -53,6 +53,8 @@ export interface CallRecord extends Schedulable {
   pending?: "external";
   preliminaryResults: unknown[];
   startedAt: number;
+  /** When the call got its result (its handler settled, or it was answered without one). */
+  finishedAt?: number;
   /** A `fail_run` timeout: the run ends as failed after the batch. */
   failRun?: ToolTimeoutError;
   /** An `afterToolCall` hook asked to stop the run after this batch. */
@@ -312,7 +314,8 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
   } finally {
     ended = true;
     if (timer) clearTimeout(timer);
-    env.signal.removeEventListener("abort", forwardAbort);
+    record.finishedAt = performance.now();
+    if (controller) env.signal.removeEventListener("abort", forwardAbort);
   }
   await settle(record, runtime, settled, env);
 }
@@ -474,7 +477,7 @@ export async function finalizeCall(
     result,
     isError,
     details: result.details,
-    durationMs: record.startedAt ? performance.now() - record.startedAt : 0,
+    durationMs: (record.finishedAt ?? performance.now()) - record.startedAt,
   });
   const maxChars = record.tool?.maxResultChars ?? env.config.maxResultChars;
   return {
