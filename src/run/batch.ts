@@ -5,11 +5,11 @@ import {
   type CallRecord,
   cancelledResult,
   errorResult,
-  executeCall,
-  finalizeCall,
-  prepareCall,
   toolCallOf,
 } from "./call.ts";
+import { executeCall } from "./execute-call.ts";
+import { finalizeCall } from "./finalize-call.ts";
+import { prepareCall } from "./prepare-call.ts";
 import { schedule } from "./schedule.ts";
 
 export interface BatchOutcome {

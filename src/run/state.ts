@@ -2,14 +2,9 @@ import { describeThrown, ResumeError, ToolTimeoutError } from "../errors.ts";
 import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
-import {
-  type CallRecord,
-  errorResult,
-  finalizeCall,
-  newCallRecord,
-  resultFromValue,
-} from "./call.ts";
+import { type CallRecord, errorResult, newCallRecord, resultFromValue } from "./call.ts";
 import type { EngineConfig } from "./config.ts";
+import { finalizeCall } from "./finalize-call.ts";
 import { toJsonValue } from "./json.ts";
 import type { RunContext } from "./loop.ts";
 import type { PausedCall, ResumeOptions, RunState, Step } from "./types.ts";

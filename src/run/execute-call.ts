@@ -1,0 +1,182 @@
+import { homedir } from "node:os";
+import { describeThrown, ToolTimeoutError } from "../errors.ts";
+import type { CustomEvent, ToolContext, ToolRuntime } from "../tools/types.ts";
+import {
+  type CallEnvironment,
+  type CallRecord,
+  cancelledResult,
+  describeKind,
+  errorResult,
+  isObject,
+  resultFromValue,
+  toolCallOf,
+} from "./call.ts";
+import type { AgentEvent } from "./types.ts";
+
+const RESERVED_EVENT_TYPES = new Set([
+  "run_start",
+  "turn_start",
+  "text_delta",
+  "thinking_delta",
+  "retry",
+  "message",
+  "tool_start",
+  "tool_update",
+  "tool_end",
+  "turn_end",
+  "hook_error",
+  "result",
+]);
+
+type Settled =
+  | { kind: "value"; value: unknown }
+  | { kind: "threw"; error: unknown }
+  | { kind: "timeout" }
+  | { kind: "pause" };
+
+/** Runs one call's handler with its signal, timeout and progress. Never rejects. */
+export async function executeCall(record: CallRecord, env: CallEnvironment): Promise<void> {
+  const runtime = record.runtime!;
+  const tool = record.tool!;
+  record.reachedHandler = true;
+
+  // Only a call with a timeout needs a signal of its own; otherwise the run's signal is enough.
+  const controller = tool.timeoutMs !== undefined ? new AbortController() : undefined;
+  const forwardAbort = () => controller?.abort(env.signal.reason);
+  if (controller) {
+    if (env.signal.aborted) forwardAbort();
+    else env.signal.addEventListener("abort", forwardAbort, { once: true });
+  }
+  let ended = false;
+  const context: ToolContext = {
+    callId: record.id,
+    call: toolCallOf(record),
+    sessionId: env.sessionId,
+    signal: controller?.signal ?? env.signal,
+    emit: (event: CustomEvent) => {
+      if (!isObject(event) || typeof event.type !== "string") {
+        throw new TypeError(
+          `ctx.emit needs an event object with a string "type", received ${describeKind(event)}.`,
+        );
+      }
+      if (RESERVED_EVENT_TYPES.has(event.type)) {
+        throw new TypeError(
+          `ctx.emit: "${event.type}" is one of skein's own event types; use a namespaced type such as "app.${event.type}".`,
+        );
+      }
+      if (!ended) env.emit(event as AgentEvent);
+    },
+    update: (partial: unknown) => {
+      // After the call ended, progress would arrive after its tool_end: dropped by contract.
+      if (ended) return;
+      record.preliminaryResults.push(partial);
+      env.emit({ type: "tool_update", callId: record.id, name: record.name, update: partial });
+    },
+  };
+
+  let timer: NodeJS.Timeout | undefined;
+  let settled: Settled;
+  try {
+    const work = invoke(record, runtime, context);
+    if (controller) {
+      const timeoutMs = tool.timeoutMs!;
+      const timeout = new Promise<Settled>((resolve) => {
+        timer = setTimeout(() => {
+          controller.abort(new ToolTimeoutError(record.name, timeoutMs));
+          resolve({ kind: "timeout" });
+        }, timeoutMs);
+      });
+      settled = await Promise.race([work, timeout]);
+    } else {
+      settled = await work;
+    }
+  } finally {
+    ended = true;
+    if (timer) clearTimeout(timer);
+    record.finishedAt = performance.now();
+    if (controller) env.signal.removeEventListener("abort", forwardAbort);
+  }
+  await settle(record, runtime, settled, env);
+}
+
+/** Calls onToolCalled and the handler; drains an async generator into progress updates. */
+async function invoke(
+  record: CallRecord,
+  runtime: ToolRuntime,
+  context: ToolContext,
+): Promise<Settled> {
+  try {
+    if (runtime.onCalled) {
+      const answer = await runtime.onCalled(record.input, context);
+      if (answer === null) return { kind: "pause" };
+      if (answer !== undefined) return { kind: "value", value: answer };
+    }
+    if (!runtime.execute) return { kind: "pause" };
+    const returned = runtime.execute(record.input, context);
+    if (isAsyncIterator(returned)) {
+      while (true) {
+        if (context.signal.aborted) {
+          // Stop the generator at its next yield; its late value would be dropped anyway.
+          returned.return(undefined).catch(() => {});
+          throw context.signal.reason;
+        }
+        const step = await returned.next();
+        if (step.done) return { kind: "value", value: step.value };
+        context.update(step.value);
+      }
+    }
+    return { kind: "value", value: await returned };
+  } catch (error) {
+    return { kind: "threw", error };
+  }
+}
+
+async function settle(
+  record: CallRecord,
+  runtime: ToolRuntime,
+  settled: Settled,
+  env: CallEnvironment,
+): Promise<void> {
+  switch (settled.kind) {
+    case "pause":
+      record.pending = "external";
+      return;
+    case "timeout": {
+      const timeoutMs = record.tool!.timeoutMs!;
+      if (runtime.timeoutBehavior === "fail_run")
+        record.failRun = new ToolTimeoutError(record.name, timeoutMs);
+      record.result = errorResult(
+        `Tool "${record.name}" timed out after ${timeoutMs} ms and was stopped. Try a smaller request, or another approach.`,
+        "timeout",
+        { timeoutMs },
+      );
+      return;
+    }
+    case "threw":
+      record.result = env.signal.aborted
+        ? cancelledResult(record, "while it was running")
+        : errorResult(
+            `Tool "${record.name}" failed: ${redactHome(describeThrown(settled.error).message)}`,
+            "threw",
+            { error: describeThrown(settled.error) },
+          );
+      return;
+    case "value":
+      record.result = await resultFromValue(record, runtime, settled.value);
+  }
+}
+
+function isAsyncIterator(value: unknown): value is AsyncGenerator<unknown, unknown, undefined> {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as { next?: unknown }).next === "function" &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
+  );
+}
+
+/** The user's home directory is nobody else's business, and the model does not need it. */
+const home = homedir();
+function redactHome(text: string): string {
+  return home.length > 1 ? text.split(home).join("~") : text;
+}
