@@ -1,10 +1,6 @@
 // Seed 002 (zh), "自定义工具" (custom tools): "定义工具" (define a tool).
-// anthropic() comes with the providers issue. Until then this file runs only in
-// test/examples.test.ts, which stands in for anthropic(); the @ts-expect-error line below makes
-// `tsc` fail once anthropic() exists, as a reminder to delete it.
 // biome-ignore-all assist/source/organizeImports: the seed imports query/tool and anthropic on two lines.
 import { query, tool } from "skein";
-// @ts-expect-error anthropic() is added by the providers issue: delete this line then.
 import { anthropic } from "skein";
 import { z } from "zod";
 

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { ConfigurationError } from "./errors.ts";
+import { ANTHROPIC_DEFAULT_MODEL, anthropic } from "./model/anthropic.ts";
 import { type ContentBlock, emptyUsage, type Message } from "./model/messages.ts";
 import {
   assertKnownOptions,
@@ -9,7 +10,7 @@ import {
   RUN_OPTION_KEYS,
 } from "./options.ts";
 import { EventChannel } from "./run/channel.ts";
-import { type EngineConfig, resolveConfig } from "./run/config.ts";
+import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
 import { type RunContext, runLoop } from "./run/loop.ts";
 import { type RestoredRun, restoreRun } from "./run/state.ts";
 import type {
@@ -45,19 +46,34 @@ export type AgentDefinition = Readonly<AgentOptions>;
 
 /** Checks agent options strictly and returns them, typed, for `createAgent` / `createBareAgent` later. */
 export function defineAgent(options: AgentOptions): AgentDefinition {
-  resolveConfig(options);
+  resolveConfig(options, { modelFactory: modelByName });
   return options;
 }
 
 /** An agent with skein's built-in tools (added by the built-in tools issue) followed by yours. */
 export function createAgent(options: AgentOptions | AgentDefinition): Agent {
-  return agentFrom(resolveConfig(options, builtinTools()));
+  return agentFrom(resolveConfig(options, { builtins: builtinTools(), modelFactory: modelByName }));
 }
 
 /** An agent with only the tools you give it. */
 export function createBareAgent(options: AgentOptions | AgentDefinition): Agent {
-  return agentFrom(resolveConfig(options));
+  return agentFrom(resolveConfig(options, { modelFactory: modelByName }));
 }
+
+/** The model used when an agent names none and `SKEIN_MODEL` is unset. */
+export const DEFAULT_MODEL = ANTHROPIC_DEFAULT_MODEL;
+
+/**
+ * A model given by name speaks the Anthropic protocol (seeds 000/001: `model`, `apiKey`,
+ * `baseURL`, as for DeepSeek's Anthropic endpoint). Called at run time, so a missing key is a
+ * failed run with a clear message, not an assembly error.
+ */
+const modelByName: ModelFactory = (choice) =>
+  anthropic({
+    model: choice.name ?? process.env.SKEIN_MODEL ?? DEFAULT_MODEL,
+    ...(choice.apiKey !== undefined ? { apiKey: choice.apiKey } : {}),
+    ...(choice.baseURL !== undefined ? { baseURL: choice.baseURL } : {}),
+  });
 
 /** Built-in tools come with the built-in tools issue; until then `createAgent` adds none. */
 function builtinTools(): ToolDefinition[] {

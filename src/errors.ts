@@ -102,3 +102,105 @@ function safeJson(value: unknown): string {
     return "(not serialisable)";
   }
 }
+
+// ---------------------------------------------------------------- provider errors
+
+/** An HTTP error answer from a model API, with the provider's own message. */
+export class APIError extends ModelError {
+  override name = "APIError";
+  /** The provider's error type, such as `rate_limit_error` or `overloaded_error`. */
+  readonly type?: string;
+  readonly requestId?: string;
+  readonly headers: Record<string, string>;
+  /** Attempts made before giving up (1 + retries). */
+  attempts = 1;
+
+  constructor(
+    message: string,
+    options: {
+      status?: number;
+      type?: string;
+      requestId?: string;
+      headers?: Record<string, string>;
+      cause?: unknown;
+    } = {},
+  ) {
+    super(message, { status: options.status, cause: options.cause });
+    if (options.type !== undefined) this.type = options.type;
+    if (options.requestId !== undefined) this.requestId = options.requestId;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export class BadRequestError extends APIError {
+  override name = "BadRequestError";
+}
+export class AuthenticationError extends APIError {
+  override name = "AuthenticationError";
+}
+export class PermissionDeniedError extends APIError {
+  override name = "PermissionDeniedError";
+}
+export class NotFoundError extends APIError {
+  override name = "NotFoundError";
+}
+export class ConflictError extends APIError {
+  override name = "ConflictError";
+}
+export class UnprocessableEntityError extends APIError {
+  override name = "UnprocessableEntityError";
+}
+export class RateLimitError extends APIError {
+  override name = "RateLimitError";
+}
+export class InternalServerError extends APIError {
+  override name = "InternalServerError";
+}
+/** Anthropic's 529, or an `overloaded_error` inside a stream. */
+export class OverloadedError extends APIError {
+  override name = "OverloadedError";
+}
+
+/** The API could not be reached, or the connection broke before the turn was complete. */
+export class APIConnectionError extends ModelError {
+  override name = "APIConnectionError";
+}
+
+/** No response headers within `timeoutMs`, or no stream event within `idleTimeoutMs`. */
+export class APITimeoutError extends APIConnectionError {
+  override name = "APITimeoutError";
+}
+
+/** The API answered with data that does not follow its protocol (malformed stream data). Not retried. */
+export class ProtocolError extends ModelError {
+  override name = "ProtocolError";
+}
+
+/** The typed error for an HTTP status, carrying the provider's message. */
+export function apiErrorFor(
+  status: number,
+  message: string,
+  options: { type?: string; requestId?: string; headers?: Record<string, string> } = {},
+): APIError {
+  const init = { ...options, status };
+  if (status === 529 || options.type === "overloaded_error")
+    return new OverloadedError(message, init);
+  switch (status) {
+    case 400:
+      return new BadRequestError(message, init);
+    case 401:
+      return new AuthenticationError(message, init);
+    case 403:
+      return new PermissionDeniedError(message, init);
+    case 404:
+      return new NotFoundError(message, init);
+    case 409:
+      return new ConflictError(message, init);
+    case 422:
+      return new UnprocessableEntityError(message, init);
+    case 429:
+      return new RateLimitError(message, init);
+    default:
+      return status >= 500 ? new InternalServerError(message, init) : new APIError(message, init);
+  }
+}

@@ -2,14 +2,29 @@ export type { Agent, AgentDefinition, Prompt, QueryOptions } from "./agent.ts";
 export { createAgent, createBareAgent, defineAgent, query } from "./agent.ts";
 export {
   AbortError,
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  AuthenticationError,
+  BadRequestError,
   ConfigurationError,
+  ConflictError,
+  InternalServerError,
   MissingModelError,
   ModelError,
+  NotFoundError,
+  OverloadedError,
+  PermissionDeniedError,
+  ProtocolError,
+  RateLimitError,
   ResumeError,
   ScriptExhaustedError,
   SkeinError,
   ToolTimeoutError,
+  UnprocessableEntityError,
 } from "./errors.ts";
+export type { AnthropicOptions } from "./model/anthropic.ts";
+export { anthropic } from "./model/anthropic.ts";
 export type {
   ContentBlock,
   ImageBlock,
@@ -29,6 +44,8 @@ export type {
   ModelToolSpec,
   StopReason,
 } from "./model/model.ts";
+export type { OpenAIOptions } from "./model/openai.ts";
+export { openai } from "./model/openai.ts";
 export { PARALLEL_CALLS_HINT } from "./run/config.ts";
 export type {
   AgentEvent,

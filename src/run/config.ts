@@ -24,23 +24,21 @@ export const PARALLEL_CALLS_HINT =
   "You may call several tools in one reply when the calls do not depend on each other; they can run at the same time. When a call needs the result of an earlier call, make it in a later reply, after you have seen that result.";
 
 /**
- * How the agent names its model, resolved at run time (providers plug in through `modelResolver`).
- * A `Model` object is used as is.
+ * How the agent names its model: a `Model` object, or a name (with `apiKey`/`baseURL`) that the
+ * caller of `resolveConfig` turns into a provider at run time, so the engine knows no HTTP.
  */
 export type ModelChoice =
   | { kind: "object"; model: Model }
   | { kind: "name"; name: string | undefined; apiKey?: string; baseURL?: string };
 
-/** Providers register here (providers issue); until one does, a model name cannot be reached. */
-export let modelResolver: ((choice: Extract<ModelChoice, { kind: "name" }>) => Model) | undefined;
-export function setModelResolver(resolver: typeof modelResolver): void {
-  modelResolver = resolver;
-}
+/** Turns a model name into a `Model` (agent.ts gives the Anthropic provider). */
+export type ModelFactory = (choice: Extract<ModelChoice, { kind: "name" }>) => Model;
 
 /** Everything the engine reads, resolved once per agent. */
 export interface EngineConfig {
   id?: string;
   model: ModelChoice;
+  modelFactory?: ModelFactory;
   modelName?: string;
   system: string;
   /** Every tool by name: a Map, so names such as `__proto__` or `toString` never reach a prototype. */
@@ -59,9 +57,10 @@ export interface EngineConfig {
 
 export function resolveConfig(
   options: AgentOptions,
-  builtins: readonly ToolDefinition[] = [],
+  resolution: { builtins?: readonly ToolDefinition[]; modelFactory?: ModelFactory } = {},
   prefix = "AgentOptions",
 ): EngineConfig {
+  const builtins = resolution.builtins ?? [];
   assertKnownOptions(prefix, options, AGENT_OPTION_KEYS);
   const model = resolveModelChoice(options, prefix);
   assertPositiveInteger(prefix, "maxTurns", options.maxTurns);
@@ -110,6 +109,7 @@ export function resolveConfig(
   return {
     id: options.id,
     model,
+    modelFactory: resolution.modelFactory,
     modelName: options.modelName,
     system,
     tools,

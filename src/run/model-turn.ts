@@ -1,11 +1,8 @@
 import { describeThrown, MissingModelError, ModelError } from "../errors.ts";
 import type { ContentBlock, Message, Usage } from "../model/messages.ts";
 import type { IncompleteToolCall, Model, StopReason } from "../model/model.ts";
-import { type EngineConfig, modelResolver } from "./config.ts";
+import type { EngineConfig } from "./config.ts";
 import type { AgentEvent, ErrorInfo } from "./types.ts";
-
-/** The Anthropic model used when an agent names none and `SKEIN_MODEL` is unset. */
-export const DEFAULT_MODEL = "claude-sonnet-4-6";
 
 export type ModelTurn =
   | {
@@ -17,19 +14,18 @@ export type ModelTurn =
     }
   | { ok: false; error: ErrorInfo; partial?: Message };
 
-/** Finds the model for a run; a failure is reported on the result, not thrown. */
+/** Finds the model for a run; a failure (no provider, no key) is reported on the result, not thrown. */
 export function resolveModel(config: EngineConfig): Model | ErrorInfo {
   const choice = config.model;
   if (choice.kind === "object") return choice.model;
-  const name = choice.name ?? process.env.SKEIN_MODEL ?? DEFAULT_MODEL;
-  if (!modelResolver) {
+  if (!config.modelFactory) {
     const error = new MissingModelError(
-      `The agent names the model "${name}", but no HTTP provider is available in this build to reach it. Pass a Model object as "model" (for example scriptedModel([...]) from "skein/testing").`,
+      `The agent names the model "${choice.name ?? "(default)"}", but has no provider to reach it. Pass a Model object as "model".`,
     );
     return { name: error.name, message: error.message };
   }
   try {
-    return modelResolver({ ...choice, name });
+    return config.modelFactory(choice);
   } catch (error) {
     return describeThrown(error);
   }

@@ -1,0 +1,315 @@
+import type { EventSourceMessage } from "eventsource-parser";
+import {
+  APIConnectionError,
+  APIError,
+  ConfigurationError,
+  InternalServerError,
+  OverloadedError,
+  ProtocolError,
+  RateLimitError,
+} from "../errors.ts";
+import { assertKnownOptions, assertPositiveInteger } from "../options.ts";
+import type { ContentBlock, Message, Usage } from "./messages.ts";
+import type { IncompleteToolCall, Model, ModelRequest, ModelStreamEvent } from "./model.ts";
+import {
+  PROVIDER_OPTION_KEYS,
+  type ProviderOptions,
+  readEnvironment,
+  resolveTransport,
+} from "./provider-options.ts";
+import { readErrorBody, type StreamDecoder, streamWithRetries } from "./transport.ts";
+
+export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
+export const ANTHROPIC_DEFAULT_MODEL = "claude-sonnet-4-6";
+const ANTHROPIC_VERSION = "2023-06-01";
+
+export interface AnthropicOptions extends ProviderOptions {
+  /** Default 8192. */
+  maxTokens?: number;
+  /** Extended thinking, sent as is: `{ type: "enabled", budget_tokens }`. Thinking blocks are kept and sent back unchanged. */
+  thinking?: Record<string, unknown>;
+  /** Cache breakpoints on the system prompt, the tool list and the transcript; default on. */
+  promptCaching?: boolean;
+}
+
+const ANTHROPIC_KEYS: ReadonlySet<string> = new Set([
+  ...PROVIDER_OPTION_KEYS,
+  "maxTokens",
+  "thinking",
+  "promptCaching",
+]);
+
+/**
+ * The Anthropic Messages API (Anthropic itself and Anthropic-compatible endpoints), streamed.
+ * `baseURL` excludes `/v1`; `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` are read when not given.
+ */
+export function anthropic(options: AnthropicOptions = {}): Model {
+  assertKnownOptions("anthropic()", options, ANTHROPIC_KEYS);
+  assertPositiveInteger("anthropic()", "maxTokens", options.maxTokens);
+  const { apiKey, baseURL } = readEnvironment(
+    "anthropic()",
+    options,
+    "ANTHROPIC",
+    ANTHROPIC_DEFAULT_BASE_URL,
+  );
+  const transport = resolveTransport("anthropic()", options);
+  const modelId = options.model ?? ANTHROPIC_DEFAULT_MODEL;
+  const caching = options.promptCaching ?? true;
+  const endpoint = `${baseURL.replace(/\/+$/, "")}/v1/messages`;
+
+  return {
+    provider: "anthropic",
+    modelId,
+    stream(
+      request: ModelRequest,
+      { signal }: { signal: AbortSignal },
+    ): AsyncIterable<ModelStreamEvent> {
+      if (!apiKey && new URL(endpoint).hostname === "api.anthropic.com") {
+        throw new ConfigurationError(
+          "anthropic(): no API key. Set ANTHROPIC_API_KEY, or pass apiKey (and baseURL for an Anthropic-compatible endpoint).",
+        );
+      }
+      const body: Record<string, unknown> = {
+        model: request.modelName ?? modelId,
+        max_tokens: request.maxTokens ?? options.maxTokens ?? 8192,
+        messages: wireMessages(request.messages, caching),
+        stream: true,
+      };
+      if (request.system) {
+        body.system = [
+          { type: "text", text: request.system, ...(caching ? { cache_control: EPHEMERAL } : {}) },
+        ];
+      }
+      if (request.tools.length) {
+        body.tools = request.tools.map((tool, index) =>
+          caching && index === request.tools.length - 1
+            ? { ...tool, cache_control: EPHEMERAL }
+            : tool,
+        );
+      }
+      if (options.thinking) body.thinking = options.thinking;
+      return streamWithRetries({
+        url: endpoint,
+        headers: {
+          "content-type": "application/json",
+          accept: "text/event-stream",
+          "anthropic-version": ANTHROPIC_VERSION,
+          ...(apiKey ? { "x-api-key": apiKey } : {}),
+          ...options.headers,
+        },
+        body,
+        signal,
+        transport,
+        readError: (status, headers, text) => readErrorBody(status, headers, text, "request-id"),
+        createDecoder: () => new AnthropicDecoder(),
+      });
+    },
+  };
+}
+
+const EPHEMERAL = { type: "ephemeral" } as const;
+
+/**
+ * The transcript as the API wants it: `incomplete` stripped, and with caching a breakpoint on the
+ * last message, so each turn of a tool loop reads everything before it from the cache.
+ */
+function wireMessages(messages: Message[], caching: boolean): unknown[] {
+  const wire: { role: string; content: string | unknown[] }[] = messages.map((message) => ({
+    role: message.role,
+    content: message.content,
+  }));
+  const last = wire.at(-1);
+  if (caching && last) {
+    const blocks = (
+      typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
+    ) as ContentBlock[];
+    const index = blocks.findLastIndex(
+      (block) => block.type !== "thinking" && block.type !== "redacted_thinking",
+    );
+    if (index >= 0) {
+      last.content = blocks.map((block, position) =>
+        position === index ? { ...block, cache_control: EPHEMERAL } : block,
+      );
+    }
+  }
+  return wire;
+}
+
+/** Reads Anthropic's SSE events (message_start ... message_stop) into model stream events. */
+class AnthropicDecoder implements StreamDecoder {
+  #content: ContentBlock[] = [];
+  #json = new Map<number, string>();
+  #usage: Partial<Usage> = {};
+  #stopReason = "";
+  #incomplete: IncompleteToolCall[] = [];
+  /** A tool_use block held back until the next block or the stop reason shows it was not cut short. */
+  #heldToolCall: number | undefined;
+  #started = false;
+  #finished = false;
+
+  isKeepAlive(event: EventSourceMessage): boolean {
+    return event.event === "ping";
+  }
+
+  push(event: EventSourceMessage): ModelStreamEvent[] {
+    if (event.event === "ping") return [];
+    const data = parse(event.data);
+    const type = event.event ?? (data.type as string | undefined);
+    switch (type) {
+      case "message_start": {
+        this.#started = true;
+        const usage = (data.message as { usage?: Record<string, number> } | undefined)?.usage ?? {};
+        this.#usage = {
+          inputTokens: usage.input_tokens ?? 0,
+          outputTokens: usage.output_tokens ?? 0,
+          cacheReadInputTokens: usage.cache_read_input_tokens ?? 0,
+          cacheCreationInputTokens: usage.cache_creation_input_tokens ?? 0,
+        };
+        return [];
+      }
+      case "content_block_start":
+        return this.#startBlock(data.index as number, data.content_block as ContentBlock);
+      case "content_block_delta":
+        return this.#delta(data.index as number, data.delta as Record<string, unknown>);
+      case "content_block_stop":
+        return this.#stopBlock(data.index as number);
+      case "message_delta": {
+        const delta = data.delta as { stop_reason?: string } | undefined;
+        if (delta?.stop_reason) this.#stopReason = delta.stop_reason;
+        const usage = data.usage as Record<string, number> | undefined;
+        if (usage?.output_tokens !== undefined) this.#usage.outputTokens = usage.output_tokens;
+        if (usage?.input_tokens !== undefined) this.#usage.inputTokens = usage.input_tokens;
+        return this.#releaseHeld(this.#stopReason !== "max_tokens");
+      }
+      case "message_stop":
+        this.#finished = true;
+        return [...this.#releaseHeld(this.#stopReason !== "max_tokens"), this.#finalMessage()];
+      case "error": {
+        const error = (data.error ?? {}) as { type?: string; message?: string };
+        throw streamError(
+          error.type ?? "api_error",
+          error.message ?? "the stream reported an error",
+        );
+      }
+      default:
+        return []; // Unknown event types are for newer API versions; skipping them is what the official clients do.
+    }
+  }
+
+  end(): ModelStreamEvent[] {
+    if (!this.#finished) {
+      throw new APIConnectionError(
+        this.#started
+          ? "The model's stream ended before message_stop: the turn is incomplete."
+          : "The model's stream ended before it began.",
+      );
+    }
+    return [];
+  }
+
+  #startBlock(index: number, block: ContentBlock | undefined): ModelStreamEvent[] {
+    if (!block || typeof index !== "number")
+      throw new ProtocolError("content_block_start without an index or a block.");
+    const released = this.#releaseHeld(true);
+    if (block.type === "tool_use") {
+      this.#content[index] = { type: "tool_use", id: block.id, name: block.name, input: {} };
+      this.#json.set(index, "");
+    } else if (block.type === "text")
+      this.#content[index] = { type: "text", text: block.text ?? "" };
+    else if (block.type === "thinking")
+      this.#content[index] = { type: "thinking", thinking: block.thinking ?? "", signature: "" };
+    else this.#content[index] = block;
+    return released;
+  }
+
+  #delta(index: number, delta: Record<string, unknown>): ModelStreamEvent[] {
+    const block = this.#content[index];
+    if (!block)
+      throw new ProtocolError(`content_block_delta for block ${index}, which was never started.`);
+    switch (delta.type) {
+      case "text_delta":
+        if (block.type === "text") block.text += String(delta.text);
+        return [{ type: "text_delta", text: String(delta.text) }];
+      case "thinking_delta":
+        if (block.type === "thinking") block.thinking += String(delta.thinking);
+        return [{ type: "thinking_delta", thinking: String(delta.thinking) }];
+      case "signature_delta":
+        if (block.type === "thinking")
+          block.signature = (block.signature ?? "") + String(delta.signature);
+        return [];
+      case "input_json_delta":
+        this.#json.set(index, (this.#json.get(index) ?? "") + String(delta.partial_json));
+        return [];
+      default:
+        return [];
+    }
+  }
+
+  #stopBlock(index: number): ModelStreamEvent[] {
+    const block = this.#content[index];
+    if (block?.type !== "tool_use") return [];
+    const raw = this.#json.get(index) ?? "";
+    try {
+      block.input = raw.trim() === "" ? {} : JSON.parse(raw);
+    } catch {
+      this.#incomplete.push({
+        id: block.id,
+        name: block.name,
+        reason: "its input was not valid JSON",
+      });
+      return [];
+    }
+    // Held until we know a max_tokens stop did not cut this last block short.
+    this.#heldToolCall = index;
+    return [];
+  }
+
+  #releaseHeld(complete: boolean): ModelStreamEvent[] {
+    const index = this.#heldToolCall;
+    if (index === undefined) return [];
+    this.#heldToolCall = undefined;
+    const block = this.#content[index];
+    if (block?.type !== "tool_use") return [];
+    if (!complete) {
+      this.#incomplete.push({
+        id: block.id,
+        name: block.name,
+        reason: "the reply hit max_tokens while writing it",
+      });
+      return [];
+    }
+    return [{ type: "tool_call", id: block.id, name: block.name, input: block.input }];
+  }
+
+  #finalMessage(): ModelStreamEvent {
+    const event: ModelStreamEvent = {
+      type: "message",
+      message: { role: "assistant", content: this.#content.filter(Boolean) },
+      stopReason: this.#stopReason || "end_turn",
+      usage: this.#usage,
+    };
+    if (this.#incomplete.length) event.incompleteToolCalls = this.#incomplete;
+    return event;
+  }
+}
+
+function parse(data: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(data);
+    if (typeof value === "object" && value !== null) return value as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new ProtocolError(
+    `The model's stream sent data that is not a JSON object: ${data.slice(0, 120)}`,
+  );
+}
+
+/** An error event inside the stream: typed by its `type`, with no HTTP status (RELIABILITY P7). */
+function streamError(type: string, message: string): APIError {
+  const text = `${type}: ${message}`;
+  if (type === "overloaded_error") return new OverloadedError(text, { type });
+  if (type === "rate_limit_error") return new RateLimitError(text, { type });
+  if (type === "api_error") return new InternalServerError(text, { type });
+  return new APIError(text, { type });
+}

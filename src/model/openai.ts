@@ -1,0 +1,335 @@
+import type { EventSourceMessage } from "eventsource-parser";
+import {
+  APIConnectionError,
+  APIError,
+  apiErrorFor,
+  ConfigurationError,
+  ProtocolError,
+} from "../errors.ts";
+import { assertKnownOptions, assertPositiveInteger } from "../options.ts";
+import type { ContentBlock, Message, ToolResultBlock, Usage } from "./messages.ts";
+import type {
+  IncompleteToolCall,
+  Model,
+  ModelRequest,
+  ModelStreamEvent,
+  ModelToolSpec,
+} from "./model.ts";
+import {
+  PROVIDER_OPTION_KEYS,
+  type ProviderOptions,
+  readEnvironment,
+  resolveTransport,
+} from "./provider-options.ts";
+import { readErrorBody, type StreamDecoder, streamWithRetries } from "./transport.ts";
+
+export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
+export const OPENAI_DEFAULT_MODEL = "gpt-5-mini";
+
+export interface OpenAIOptions extends ProviderOptions {
+  /** Sent as `max_tokens` when given; otherwise the server's default applies. */
+  maxTokens?: number;
+  /** OpenAI strict mode for tool schemas, where the endpoint supports it; default off. */
+  strictTools?: boolean;
+}
+
+const OPENAI_KEYS: ReadonlySet<string> = new Set([
+  ...PROVIDER_OPTION_KEYS,
+  "maxTokens",
+  "strictTools",
+]);
+
+/**
+ * The OpenAI Chat Completions API and the servers that speak it (DeepSeek, vLLM, Ollama,
+ * llama.cpp, OpenRouter), streamed. `baseURL` includes `/v1`; `OPENAI_API_KEY` /
+ * `OPENAI_BASE_URL` are read when not given.
+ */
+export function openai(options: OpenAIOptions = {}): Model {
+  assertKnownOptions("openai()", options, OPENAI_KEYS);
+  assertPositiveInteger("openai()", "maxTokens", options.maxTokens);
+  const { apiKey, baseURL } = readEnvironment(
+    "openai()",
+    options,
+    "OPENAI",
+    OPENAI_DEFAULT_BASE_URL,
+  );
+  const transport = resolveTransport("openai()", options);
+  const modelId = options.model ?? OPENAI_DEFAULT_MODEL;
+  const endpoint = `${baseURL.replace(/\/+$/, "")}/chat/completions`;
+
+  return {
+    provider: "openai",
+    modelId,
+    stream(
+      request: ModelRequest,
+      { signal }: { signal: AbortSignal },
+    ): AsyncIterable<ModelStreamEvent> {
+      if (!apiKey && new URL(endpoint).hostname === "api.openai.com") {
+        throw new ConfigurationError(
+          "openai(): no API key. Set OPENAI_API_KEY, or pass apiKey (and baseURL for another server).",
+        );
+      }
+      const body: Record<string, unknown> = {
+        model: request.modelName ?? modelId,
+        messages: wireMessages(request.system, request.messages),
+        stream: true,
+        stream_options: { include_usage: true },
+      };
+      const maxTokens = request.maxTokens ?? options.maxTokens;
+      if (maxTokens !== undefined) body.max_tokens = maxTokens;
+      if (request.tools.length)
+        body.tools = request.tools.map((tool) => wireTool(tool, options.strictTools === true));
+      return streamWithRetries({
+        url: endpoint,
+        headers: {
+          "content-type": "application/json",
+          accept: "text/event-stream",
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+          ...options.headers,
+        },
+        body,
+        signal,
+        transport,
+        readError: (status, headers, text) => readErrorBody(status, headers, text, "x-request-id"),
+        createDecoder: () => new OpenAIDecoder(),
+      });
+    },
+  };
+}
+
+function wireTool(tool: ModelToolSpec, strict: boolean): unknown {
+  return {
+    type: "function",
+    function: {
+      name: tool.name,
+      description: tool.description,
+      parameters: strict ? strictSchema(tool.input_schema) : tool.input_schema,
+      ...(strict ? { strict: true } : {}),
+    },
+  };
+}
+
+/** Strict mode wants every property required and no additional ones; optional ones become nullable. */
+function strictSchema(schema: Record<string, unknown>): Record<string, unknown> {
+  if (
+    schema.type !== "object" ||
+    typeof schema.properties !== "object" ||
+    schema.properties === null
+  )
+    return schema;
+  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+  const properties: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(
+    schema.properties as Record<string, Record<string, unknown>>,
+  )) {
+    const inner = strictSchema(value);
+    properties[key] = required.has(key) ? inner : { anyOf: [inner, { type: "null" }] };
+  }
+  return { ...schema, properties, required: Object.keys(properties), additionalProperties: false };
+}
+
+/** The Anthropic-shaped transcript in chat-completions form: tool results become `tool` messages. */
+function wireMessages(system: string, messages: Message[]): unknown[] {
+  const wire: unknown[] = system ? [{ role: "system", content: system }] : [];
+  for (const message of messages) {
+    if (typeof message.content === "string") {
+      wire.push({ role: message.role, content: message.content });
+      continue;
+    }
+    if (message.role === "assistant") {
+      wire.push(assistantMessage(message.content));
+      continue;
+    }
+    const parts: unknown[] = [];
+    for (const block of message.content) {
+      if (block.type === "tool_result") wire.push(toolMessage(block));
+      else if (block.type === "text") parts.push({ type: "text", text: block.text });
+      else if (block.type === "image")
+        parts.push({ type: "image_url", image_url: { url: imageUrl(block) } });
+    }
+    if (parts.length) wire.push({ role: "user", content: parts });
+  }
+  return wire;
+}
+
+function assistantMessage(blocks: ContentBlock[]): unknown {
+  const text = blocks.map((block) => (block.type === "text" ? block.text : "")).join("");
+  const toolCalls = blocks.flatMap((block) =>
+    block.type === "tool_use"
+      ? [
+          {
+            id: block.id,
+            type: "function",
+            function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+          },
+        ]
+      : [],
+  );
+  return {
+    role: "assistant",
+    content: text || null,
+    ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+  };
+}
+
+/** Tool messages carry text only; an image in a tool result is described, not dropped silently. */
+function toolMessage(block: ToolResultBlock): unknown {
+  const content =
+    typeof block.content === "string"
+      ? block.content
+      : block.content
+          .map((part) =>
+            part.type === "text"
+              ? part.text
+              : "[image omitted: this API takes no images in tool results]",
+          )
+          .join("\n");
+  return {
+    role: "tool",
+    tool_call_id: block.tool_use_id,
+    content: block.is_error ? `Error: ${content}` : content,
+  };
+}
+
+function imageUrl(block: Extract<ContentBlock, { type: "image" }>): string {
+  return block.source.type === "url"
+    ? block.source.url
+    : `data:${block.source.media_type};base64,${block.source.data}`;
+}
+
+interface PartialToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Reads `chat.completion.chunk` events up to `[DONE]` into model stream events. */
+class OpenAIDecoder implements StreamDecoder {
+  #text = "";
+  #reasoning = "";
+  #calls: PartialToolCall[] = [];
+  #finishReason = "";
+  #usage: Partial<Usage> | undefined;
+  #done = false;
+
+  push(event: EventSourceMessage): ModelStreamEvent[] {
+    if (event.data.trim() === "[DONE]") {
+      this.#done = true;
+      return [];
+    }
+    const chunk = parse(event.data);
+    if (chunk.error) {
+      // OpenRouter and others report failures inside the stream, with the HTTP status as `code`.
+      const error = chunk.error as { message?: string; type?: string; code?: unknown };
+      const message = `The model's stream reported an error: ${error.message ?? JSON.stringify(error)}`;
+      const type = typeof error.type === "string" ? error.type : undefined;
+      if (typeof error.code === "number") throw apiErrorFor(error.code, message, { type });
+      throw new APIError(message, { type });
+    }
+    if (chunk.usage) this.#usage = readUsage(chunk.usage as Record<string, unknown>);
+    const out: ModelStreamEvent[] = [];
+    for (const choice of (chunk.choices as Record<string, unknown>[] | undefined) ?? []) {
+      const delta = (choice.delta ?? {}) as Record<string, unknown>;
+      if (typeof delta.content === "string" && delta.content) {
+        this.#text += delta.content;
+        out.push({ type: "text_delta", text: delta.content });
+      }
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (typeof reasoning === "string" && reasoning) {
+        this.#reasoning += reasoning;
+        out.push({ type: "thinking_delta", thinking: reasoning });
+      }
+      for (const call of (delta.tool_calls as Record<string, unknown>[] | undefined) ?? [])
+        this.#toolCallDelta(call);
+      if (typeof choice.finish_reason === "string") this.#finishReason = choice.finish_reason;
+    }
+    return out;
+  }
+
+  #toolCallDelta(call: Record<string, unknown>): void {
+    const index = typeof call.index === "number" ? call.index : this.#calls.length;
+    const fn = (call.function ?? {}) as { name?: string; arguments?: string };
+    const current = (this.#calls[index] ??= { id: "", name: "", arguments: "" });
+    if (typeof call.id === "string" && call.id) current.id = call.id;
+    if (typeof fn.name === "string") current.name += fn.name;
+    if (typeof fn.arguments === "string") current.arguments += fn.arguments;
+  }
+
+  /** Finished with `[DONE]`, or cleanly after a `finish_reason` (some servers omit `[DONE]`); anything else is a cut stream. */
+  end(): ModelStreamEvent[] {
+    if (!this.#done && !this.#finishReason) {
+      throw new APIConnectionError(
+        "The model's stream ended without a finish_reason or [DONE]: the turn is incomplete.",
+      );
+    }
+    const content: ContentBlock[] = [];
+    if (this.#reasoning) content.push({ type: "thinking", thinking: this.#reasoning });
+    if (this.#text) content.push({ type: "text", text: this.#text });
+    const incomplete: IncompleteToolCall[] = [];
+    const out: ModelStreamEvent[] = [];
+    const cut = this.#finishReason === "length";
+    this.#calls.forEach((call, index) => {
+      const id = call.id || `call_${index}`;
+      let input: unknown = {};
+      try {
+        input = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+        if (cut && index === this.#calls.length - 1) {
+          incomplete.push({
+            id,
+            name: call.name,
+            reason: "the reply hit the length limit while writing it",
+          });
+        } else out.push({ type: "tool_call", id, name: call.name, input });
+      } catch {
+        incomplete.push({
+          id,
+          name: call.name,
+          reason: cut
+            ? "the reply hit the length limit while writing it"
+            : "its input was not valid JSON",
+        });
+      }
+      content.push({ type: "tool_use", id, name: call.name, input });
+    });
+    const message: ModelStreamEvent = {
+      type: "message",
+      message: { role: "assistant", content },
+      stopReason: STOP_REASONS[this.#finishReason] ?? this.#finishReason ?? "end_turn",
+    };
+    if (this.#usage) message.usage = this.#usage;
+    if (incomplete.length) message.incompleteToolCalls = incomplete;
+    return [...out, message];
+  }
+}
+
+const STOP_REASONS: Record<string, string> = {
+  stop: "end_turn",
+  tool_calls: "tool_use",
+  length: "max_tokens",
+  function_call: "tool_use",
+};
+
+/** `prompt_tokens` include cached tokens: those go to cacheReadInputTokens (DeepSeek names them `prompt_cache_hit_tokens`). */
+function readUsage(usage: Record<string, unknown>): Partial<Usage> {
+  const prompt = Number(usage.prompt_tokens ?? 0);
+  const details = usage.prompt_tokens_details as { cached_tokens?: number } | undefined;
+  const cached = Number(details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0);
+  return {
+    inputTokens: Math.max(0, prompt - cached),
+    outputTokens: Number(usage.completion_tokens ?? 0),
+    cacheReadInputTokens: cached,
+    cacheCreationInputTokens: 0,
+  };
+}
+
+function parse(data: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(data);
+    if (typeof value === "object" && value !== null) return value as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new ProtocolError(
+    `The model's stream sent data that is not a JSON object: ${data.slice(0, 120)}`,
+  );
+}

@@ -1,0 +1,85 @@
+import { ConfigurationError } from "../errors.ts";
+import { assertKnownOptions, assertPositiveInteger, describeValue } from "../options.ts";
+import type { TransportOptions } from "./transport.ts";
+
+/** What every provider factory accepts (DESIGN: provider options). */
+export interface ProviderOptions {
+  apiKey?: string;
+  baseURL?: string;
+  /** The model id sent when the agent gives no `modelName`. */
+  model?: string;
+  /** Extra headers; they override skein's own (for example `anthropic-version`). */
+  headers?: Record<string, string>;
+  /** Retries of a failed turn before anything of it was passed on; default 2. */
+  maxRetries?: number;
+  /** A `retry-after` longer than this is not waited for (normal backoff applies); default 60,000. */
+  maxRetryDelayMs?: number;
+  /** Until the response headers arrive; default 120,000. */
+  timeoutMs?: number;
+  /** Between stream events (keep-alive comments and pings do not count); default 120,000. */
+  idleTimeoutMs?: number;
+}
+
+export const PROVIDER_OPTION_KEYS: readonly string[] = [
+  "apiKey",
+  "baseURL",
+  "model",
+  "headers",
+  "maxRetries",
+  "maxRetryDelayMs",
+  "timeoutMs",
+  "idleTimeoutMs",
+];
+
+export function resolveTransport(prefix: string, options: ProviderOptions): TransportOptions {
+  if (
+    options.maxRetries !== undefined &&
+    (!Number.isInteger(options.maxRetries) || options.maxRetries < 0)
+  ) {
+    throw new ConfigurationError(
+      `${prefix}: maxRetries must be a whole number of retries (0 or more), received ${describeValue(options.maxRetries)}.`,
+    );
+  }
+  assertPositiveInteger(prefix, "maxRetryDelayMs", options.maxRetryDelayMs);
+  assertPositiveInteger(prefix, "timeoutMs", options.timeoutMs);
+  assertPositiveInteger(prefix, "idleTimeoutMs", options.idleTimeoutMs);
+  if (options.headers !== undefined) {
+    const valid =
+      typeof options.headers === "object" &&
+      options.headers !== null &&
+      Object.values(options.headers).every((value) => typeof value === "string");
+    if (!valid) throw new ConfigurationError(`${prefix}: headers must be an object of strings.`);
+  }
+  return {
+    maxRetries: options.maxRetries ?? 2,
+    maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
+    timeoutMs: options.timeoutMs ?? 120_000,
+    idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
+  };
+}
+
+/** The key and base URL: given, else `<PREFIX>_API_KEY` / `<PREFIX>_BASE_URL`, else the provider's own host. */
+export function readEnvironment(
+  prefix: string,
+  options: ProviderOptions,
+  variable: "ANTHROPIC" | "OPENAI",
+  defaultBaseURL: string,
+): { apiKey: string | undefined; baseURL: string } {
+  for (const name of ["apiKey", "baseURL", "model"] as const) {
+    if (options[name] !== undefined && typeof options[name] !== "string") {
+      throw new ConfigurationError(
+        `${prefix}: ${name} must be a string, received ${describeValue(options[name])}.`,
+      );
+    }
+  }
+  const apiKey = options.apiKey ?? process.env[`${variable}_API_KEY`] ?? undefined;
+  const baseURL = options.baseURL ?? process.env[`${variable}_BASE_URL`] ?? defaultBaseURL;
+  try {
+    new URL(baseURL);
+  } catch {
+    throw new ConfigurationError(
+      `${prefix}: baseURL must be an absolute URL such as ${defaultBaseURL}, received ${describeValue(baseURL)}.`,
+    );
+  }
+  return { apiKey: apiKey || undefined, baseURL };
+}

@@ -1,0 +1,257 @@
+import { createParser, type EventSourceMessage } from "eventsource-parser";
+import {
+  APIConnectionError,
+  APIError,
+  APITimeoutError,
+  apiErrorFor,
+  describeThrown,
+  InternalServerError,
+  ModelError,
+  OverloadedError,
+  RateLimitError,
+} from "../errors.ts";
+import type { ModelStreamEvent } from "./model.ts";
+
+/** The resilience settings every provider shares (DESIGN: provider options). */
+export interface TransportOptions {
+  maxRetries: number;
+  /** A `retry-after` longer than this is not waited for; normal backoff applies. */
+  maxRetryDelayMs: number;
+  /** Until the response headers arrive. */
+  timeoutMs: number;
+  /** Between stream events; comments and pings do not reset it. */
+  idleTimeoutMs: number;
+}
+
+/** How one protocol reads one attempt's stream. A fresh decoder per attempt. */
+export interface StreamDecoder {
+  /** Reads one server-sent event; returns what to pass on. Throws `ProtocolError` or `APIError`. */
+  push(event: EventSourceMessage): ModelStreamEvent[];
+  /** The stream ended: returns the closing events, or throws if the turn was not complete. */
+  end(): ModelStreamEvent[];
+  /** Events that only keep the connection alive (Anthropic's `ping`): they never reset the idle watchdog. */
+  isKeepAlive?(event: EventSourceMessage): boolean;
+}
+
+export interface StreamRequest {
+  url: string;
+  headers: Record<string, string>;
+  body: unknown;
+  signal: AbortSignal;
+  transport: TransportOptions;
+  /** Builds the typed error for a non-2xx answer from its status, headers and body text. */
+  readError(status: number, headers: Record<string, string>, body: string): APIError;
+  createDecoder(): StreamDecoder;
+}
+
+/**
+ * Streams one model turn with retries owned here, in one place (RELIABILITY contract 1-5):
+ * an attempt is retried only while nothing of it was passed on (no text, thinking or tool call
+ * yet); each retry is announced with a `retry` event; after that, a failure is thrown and the
+ * engine keeps the partial text as an incomplete message and never runs its tool calls.
+ */
+export async function* streamWithRetries(request: StreamRequest): AsyncGenerator<ModelStreamEvent> {
+  for (let attempt = 1; ; attempt++) {
+    let passedOn = false;
+    try {
+      for await (const event of streamOnce(request)) {
+        if (
+          event.type === "text_delta" ||
+          event.type === "thinking_delta" ||
+          event.type === "tool_call"
+        )
+          passedOn = true;
+        yield event;
+      }
+      return;
+    } catch (error) {
+      if (request.signal.aborted) throw request.signal.reason ?? error;
+      if (error instanceof APIError) error.attempts = attempt;
+      if (passedOn || attempt > request.transport.maxRetries || !shouldRetry(error)) throw error;
+      const delayMs = retryDelay(error, attempt, request.transport.maxRetryDelayMs);
+      const info = describeThrown(error);
+      const status = error instanceof ModelError ? error.status : undefined;
+      yield {
+        type: "retry",
+        attempt,
+        delayMs,
+        error: status === undefined ? info : { ...info, status },
+      };
+      await sleep(delayMs, request.signal);
+    }
+  }
+}
+
+async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEvent> {
+  const { transport, signal } = request;
+  const controller = new AbortController();
+  const forwardAbort = () => controller.abort(signal.reason);
+  signal.addEventListener("abort", forwardAbort, { once: true });
+  let idleTimer: NodeJS.Timeout | undefined;
+  const headersTimer = setTimeout(
+    () =>
+      controller.abort(
+        new APITimeoutError(`No response from the model API within ${transport.timeoutMs} ms.`),
+      ),
+    transport.timeoutMs,
+  );
+  try {
+    let response: Response;
+    try {
+      response = await fetch(request.url, {
+        method: "POST",
+        headers: request.headers,
+        body: JSON.stringify(request.body),
+        signal: controller.signal,
+      });
+    } catch (error) {
+      throw connectionError(error, controller.signal, request.url);
+    } finally {
+      clearTimeout(headersTimer);
+    }
+    const headers = Object.fromEntries(response.headers);
+    if (!response.ok || !response.body) {
+      const text = await response.text().catch(() => "");
+      throw request.readError(response.status, headers, text);
+    }
+
+    const decoder = request.createDecoder();
+    const pending: EventSourceMessage[] = [];
+    const parser = createParser({ onEvent: (event) => pending.push(event) });
+    const armIdle = () => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(
+        () =>
+          controller.abort(
+            new APITimeoutError(`The model API sent nothing for ${transport.idleTimeoutMs} ms.`),
+          ),
+        transport.idleTimeoutMs,
+      );
+    };
+    armIdle();
+    const reader = response.body.getReader();
+    const text = new TextDecoder();
+    while (true) {
+      let chunk: Awaited<ReturnType<typeof reader.read>>;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        throw connectionError(error, controller.signal, request.url);
+      }
+      parser.feed(chunk.done ? text.decode() : text.decode(chunk.value, { stream: true }));
+      for (const event of pending.splice(0)) {
+        if (!decoder.isKeepAlive?.(event)) armIdle();
+        yield* decoder.push(event);
+      }
+      if (chunk.done) break;
+    }
+    yield* decoder.end();
+  } finally {
+    clearTimeout(headersTimer);
+    clearTimeout(idleTimer);
+    signal.removeEventListener("abort", forwardAbort);
+    // Closes the connection if the body was not read to the end (abort, error, early return).
+    controller.abort();
+  }
+}
+
+/** What a failed fetch or read means: our own timeout, the caller's abort, or a broken connection. */
+function connectionError(error: unknown, signal: AbortSignal, url: string): unknown {
+  if (signal.aborted && signal.reason instanceof APITimeoutError) return signal.reason;
+  if (signal.aborted) return signal.reason ?? error;
+  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
+  const detail = cause?.code ?? cause?.message ?? describeThrown(error).message;
+  return new APIConnectionError(
+    `Could not reach the model API at ${new URL(url).origin} (${detail}).`,
+    { cause: error },
+  );
+}
+
+/** RELIABILITY contract 2: connection errors, 408, 409, 429, 5xx and overloaded errors are retried; `x-should-retry` decides first. */
+export function shouldRetry(error: unknown): boolean {
+  if (error instanceof APIConnectionError) return true;
+  if (!(error instanceof APIError)) return false;
+  const header = error.headers["x-should-retry"];
+  if (header === "true") return true;
+  if (header === "false") return false;
+  // These are only made for retryable answers, with or without a status (an error event inside a stream has none).
+  if (
+    error instanceof OverloadedError ||
+    error instanceof RateLimitError ||
+    error instanceof InternalServerError
+  )
+    return true;
+  const status = error.status;
+  return (
+    status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500)
+  );
+}
+
+/** `retry-after-ms`, then `retry-after` (seconds or an HTTP date), within the cap; else exponential backoff with jitter. */
+export function retryDelay(error: unknown, attempt: number, maxRetryDelayMs: number): number {
+  const headers = error instanceof APIError ? error.headers : {};
+  const fromHeaders = parseRetryAfter(headers["retry-after-ms"], headers["retry-after"]);
+  if (fromHeaders !== undefined && fromHeaders >= 0 && fromHeaders <= maxRetryDelayMs)
+    return fromHeaders;
+  const base = Math.min(500 * 2 ** (attempt - 1), 8_000);
+  return Math.round(base * (1 - Math.random() * 0.25));
+}
+
+function parseRetryAfter(
+  milliseconds: string | undefined,
+  seconds: string | undefined,
+): number | undefined {
+  if (milliseconds !== undefined && Number.isFinite(Number.parseFloat(milliseconds)))
+    return Number.parseFloat(milliseconds);
+  if (seconds === undefined) return undefined;
+  const asNumber = Number.parseFloat(seconds);
+  if (Number.isFinite(asNumber)) return asNumber * 1000;
+  const date = Date.parse(seconds);
+  return Number.isFinite(date) ? date - Date.now() : undefined;
+}
+
+function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, milliseconds);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Reads a provider's JSON error body (`{ error: { message, type } }`), or the start of a non-JSON body (an HTML 502 page). */
+export function readErrorBody(
+  status: number,
+  headers: Record<string, string>,
+  body: string,
+  requestIdHeader: string,
+): APIError {
+  let message: string | undefined;
+  let type: string | undefined;
+  try {
+    const parsed = JSON.parse(body) as {
+      error?: { message?: unknown; type?: unknown } | string;
+      message?: unknown;
+    };
+    const inner = typeof parsed.error === "object" ? parsed.error : undefined;
+    if (typeof inner?.message === "string") message = inner.message;
+    else if (typeof parsed.error === "string") message = parsed.error;
+    else if (typeof parsed.message === "string") message = parsed.message;
+    if (typeof inner?.type === "string") type = inner.type;
+  } catch {
+    message =
+      body
+        .replace(/<[^>]*>/g, " ")
+        .replace(/\s+/g, " ")
+        .trim()
+        .slice(0, 300) || undefined;
+  }
+  const text = `${status}${type ? ` ${type}` : ""}: ${message ?? "the model API answered with an error and no message"}`;
+  return apiErrorFor(status, text, { type, requestId: headers[requestIdHeader], headers });
+}
