@@ -10,7 +10,7 @@ import {
 import { executeCall } from "./execute-call.ts";
 import { finalizeCall } from "./finalize-call.ts";
 import { prepareCall } from "./prepare-call.ts";
-import { schedule } from "./schedule.ts";
+import { Scheduler } from "./schedule.ts";
 
 export interface BatchOutcome {
   /** One block per call in call order; undefined where the call is still pending (paused). */
@@ -20,54 +20,127 @@ export interface BatchOutcome {
 }
 
 /**
- * Runs one model response's tool calls (DESIGN decisions 4-6):
+ * One model response's tool calls (DESIGN decisions 4-6):
  * 1. the batch policy sees every call before any handler runs;
- * 2. `tool_start` and `beforeToolCall` run in call order;
+ * 2. `tool_start` and `beforeToolCall` run in call order, a call's before its handler;
  * 3. handlers run under the concurrency rules and may finish in any order;
  * 4. `afterToolCall`, `onToolResult`, `tool_end` and the result blocks follow in call order.
  * Every call ends with exactly one result, whatever happens.
+ *
+ * With eager execution (no batch policy), calls join with `addEarly` as their tool_use block
+ * completes in the stream; a concurrency-safe one may start before the model has finished.
  */
-export async function runBatch(records: CallRecord[], env: CallEnvironment): Promise<BatchOutcome> {
-  await checkBatchPolicy(records, env);
+export class Batch {
+  readonly #env: CallEnvironment;
+  readonly #controller: AbortController;
+  readonly #unlink: () => void;
+  readonly #scheduler: Scheduler<CallRecord>;
+  /** Calls that arrived early, by id, in arrival order. */
+  readonly #early = new Map<string, CallRecord>();
+  /** Prepares run one after another, in call order. */
+  #prepared: Promise<void> = Promise.resolve();
 
-  for (const record of records) {
-    if (env.signal.aborted && !record.result)
-      record.result = cancelledResult(record, "before it started");
-    await prepareCall(record, env);
-    if (record.result) record.finishedAt = performance.now();
+  constructor(env: CallEnvironment) {
+    // The batch's own signal follows the run's, and lets `abandon` cancel calls started early.
+    this.#controller = new AbortController();
+    const forward = () => this.#controller.abort(env.signal.reason);
+    if (env.signal.aborted) forward();
+    else env.signal.addEventListener("abort", forward, { once: true });
+    this.#unlink = () => env.signal.removeEventListener("abort", forward);
+    this.#env = { ...env, signal: this.#controller.signal };
+    this.#scheduler = new Scheduler({
+      maxConcurrency: env.config.maxConcurrency,
+      signal: this.#controller.signal,
+      run: (record) => executeCall(record, this.#env),
+    });
   }
 
-  const runnable = records.filter((record) => !record.result);
-  const sequential =
-    env.config.mode === "sequential" ||
-    runnable.some((record) => record.tool?.executionMode === "sequential");
-  if (sequential) for (const record of runnable) record.exclusive = true;
-
-  const neverStarted = await schedule({
-    items: runnable,
-    maxConcurrency: env.config.maxConcurrency,
-    signal: env.signal,
-    run: (record) => executeCall(record, env),
-  });
-  for (const record of neverStarted) {
-    record.result = cancelledResult(record, "before it started");
-    record.finishedAt = performance.now();
+  /** A call whose tool_use block is complete while the model still streams. */
+  addEarly(record: CallRecord): void {
+    this.#early.set(record.id, record);
+    this.#prepared = this.#prepared.then(async () => {
+      await this.#prepare(record);
+      // Only a call that could overlap anyway starts before the reply is complete.
+      if (!record.result) this.#scheduler.add(record, { held: record.exclusive });
+    });
   }
 
-  const aborted = env.signal.aborted;
-  if (aborted) {
-    for (const record of records) {
-      if (record.pending) {
-        record.pending = undefined;
-        record.result = cancelledResult(record, "before it started");
+  /** The call that arrived early under this id, if any. */
+  early(id: string): CallRecord | undefined {
+    return this.#early.get(id);
+  }
+
+  /** The reply is complete: runs every call of it to the end. */
+  async run(records: CallRecord[]): Promise<BatchOutcome> {
+    const env = this.#env;
+    await this.#prepared;
+    await checkBatchPolicy(records, env);
+    const late = records.filter((record) => this.#early.get(record.id) !== record);
+    for (const record of late) await this.#prepare(record);
+
+    const runnable = late.filter((record) => !record.result);
+    const sequential =
+      env.config.mode === "sequential" ||
+      runnable.some((record) => record.tool?.executionMode === "sequential");
+    for (const record of runnable) {
+      if (sequential) record.exclusive = true;
+      this.#scheduler.add(record);
+    }
+    await this.#settle();
+
+    const aborted = env.signal.aborted;
+    if (aborted) {
+      for (const record of records) {
+        if (record.pending) {
+          record.pending = undefined;
+          record.result = cancelledResult(record, "before it started");
+        }
       }
+    }
+    const blocks: (ToolResultBlock | undefined)[] = [];
+    for (const record of records)
+      blocks.push(record.pending ? undefined : await finalizeCall(record, env));
+    this.#unlink();
+    return { blocks, paused: records.some((record) => record.pending), aborted };
+  }
+
+  /**
+   * The reply failed (or was aborted) after some calls arrived early: waits for those that started,
+   * and reports every early call's end. Their results go nowhere: the reply they belong to is incomplete.
+   */
+  async abandon(): Promise<void> {
+    if (this.#early.size > 0) {
+      this.#controller.abort(new Error("The model's reply failed before it was complete."));
+    }
+    await this.#prepared;
+    await this.#settle();
+    this.#unlink();
+    for (const record of this.#early.values()) {
+      record.pending = undefined;
+      if (!record.result || record.reachedHandler) {
+        record.result = errorResult(
+          `Tool "${record.name}" was cancelled: the model's reply failed before it was complete.`,
+          "aborted",
+        );
+      }
+      await finalizeCall(record, this.#env);
     }
   }
 
-  const blocks: (ToolResultBlock | undefined)[] = [];
-  for (const record of records)
-    blocks.push(record.pending ? undefined : await finalizeCall(record, env));
-  return { blocks, paused: records.some((record) => record.pending), aborted };
+  async #prepare(record: CallRecord): Promise<void> {
+    if (this.#env.signal.aborted && !record.result)
+      record.result = cancelledResult(record, "before it started");
+    await prepareCall(record, this.#env);
+    if (record.result) record.finishedAt = performance.now();
+  }
+
+  async #settle(): Promise<void> {
+    const neverStarted = await this.#scheduler.close();
+    for (const record of neverStarted) {
+      record.result = cancelledResult(record, "before it started");
+      record.finishedAt = performance.now();
+    }
+  }
 }
 
 /** A rejection answers every call with the policy's message and runs none; so does a throwing policy. */

@@ -53,6 +53,11 @@ export interface EngineConfig {
   batchPolicy?: ToolBatchPolicy;
   hooks: AgentHooks;
   maxResultChars: number;
+  /**
+   * Start concurrency-safe calls while the model still streams. Off with a batch policy (it must
+   * see the whole batch first) and wherever a batch could turn sequential.
+   */
+  eager: boolean;
 }
 
 export function resolveConfig(
@@ -121,6 +126,10 @@ export function resolveConfig(
     batchPolicy: options.toolBatchPolicy,
     hooks,
     maxResultChars: options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
+    eager:
+      options.toolBatchPolicy === undefined &&
+      mode !== "sequential" &&
+      ![...tools.values()].some((tool) => tool.executionMode === "sequential"),
   };
 }
 

@@ -8,7 +8,7 @@ import {
   type Usage,
 } from "../model/messages.ts";
 import type { Model } from "../model/model.ts";
-import { runBatch } from "./batch.ts";
+import { Batch } from "./batch.ts";
 import { type CallEnvironment, type CallRecord, errorResult, newCallRecord } from "./call.ts";
 import { callModel, resolveModel } from "./model-turn.ts";
 import { pausedState, type RestoredRun, resumedRecords } from "./state.ts";
@@ -94,23 +94,36 @@ async function runTurn(run: RunContext, model: Model): Promise<TurnOutcome> {
   throwIfAborted(run);
   run.numTurns++;
   run.emit({ type: "turn_start", turn: run.numTurns });
-  const turn = await callModel({
-    model,
-    config: run.config,
-    messages: run.messages,
-    signal: run.signal,
-    emit: run.emit,
-  }).catch((error: unknown) => {
+  const batch = new Batch(run);
+  const onToolCall = run.config.eager
+    ? (call: { id: string; name: string; input: unknown }) => {
+        const record = claimEarly(run, batch, call);
+        if (record) batch.addEarly(record);
+      }
+    : undefined;
+  let turn: Awaited<ReturnType<typeof callModel>>;
+  try {
+    turn = await callModel({
+      model,
+      config: run.config,
+      messages: run.messages,
+      signal: run.signal,
+      emit: run.emit,
+      onToolCall,
+    });
+  } catch (error) {
+    await batch.abandon();
     throwIfAborted(run);
     throw error;
-  });
+  }
   if (!turn.ok) {
+    await batch.abandon();
     if (turn.partial) run.messages.push(turn.partial);
     throwIfAborted(run);
     return { kind: "failed", error: turn.error };
   }
   addUsage(run.usage, turn.usage);
-  const records = claimToolCalls(run, turn.message, turn.incompleteToolCalls);
+  const records = claimToolCalls(run, batch, turn.message, turn.incompleteToolCalls);
   run.messages.push(turn.message);
   run.emit({ type: "message", message: turn.message });
   run.steps.push({
@@ -124,13 +137,27 @@ async function runTurn(run: RunContext, model: Model): Promise<TurnOutcome> {
     run.emit({ type: "turn_end", turn: run.numTurns, message: turn.message, toolResults: [] });
     return { kind: "final", result: textOf(turn.message.content) };
   }
-  const batch = await runBatch(records, run);
-  if (batch.aborted) {
-    appendResults(run, records, batch.blocks as ToolResultBlock[]);
+  const outcome = await batch.run(records);
+  if (outcome.aborted) {
+    appendResults(run, records, outcome.blocks as ToolResultBlock[]);
     throwIfAborted(run);
   }
-  if (batch.paused) return { kind: "paused", records, blocks: batch.blocks };
-  return completeBatch(run, records, batch.blocks as ToolResultBlock[]);
+  if (outcome.paused) return { kind: "paused", records, blocks: outcome.blocks };
+  return completeBatch(run, records, outcome.blocks as ToolResultBlock[]);
+}
+
+/**
+ * A call completed in the stream before the reply did (eager execution). Calls whose id is
+ * missing or already used wait for the whole reply, where `claimToolCalls` answers them.
+ */
+function claimEarly(
+  run: RunContext,
+  batch: Batch,
+  call: { id: string; name: string; input: unknown },
+): CallRecord | undefined {
+  if (typeof call.id !== "string" || !call.id || run.seenIds.has(call.id) || batch.early(call.id))
+    return undefined;
+  return newCallRecord(call.id, String(call.name), call.input);
 }
 
 /** Resumes the batch a pause interrupted, then goes on as if its tools had run. */
@@ -196,6 +223,7 @@ function appendResults(run: RunContext, records: CallRecord[], blocks: ToolResul
  */
 function claimToolCalls(
   run: RunContext,
+  batch: Batch,
   message: Message,
   incomplete: { id: string; name: string; reason: string }[],
 ): CallRecord[] {
@@ -213,6 +241,11 @@ function claimToolCalls(
       (block as ToolUseBlock).id = uniqueId(run, originalId);
     }
     run.seenIds.add(block.id);
+    const early = duplicate ? undefined : batch.early(block.id);
+    if (early && !cut.has(originalId)) {
+      records.push(early);
+      continue;
+    }
     const record = newCallRecord(block.id, String(block.name), block.input);
     if (duplicate) {
       record.result = errorResult(

@@ -41,6 +41,8 @@ export async function callModel(options: {
   messages: Message[];
   signal: AbortSignal;
   emit: (event: AgentEvent) => void;
+  /** Eager execution: told of each tool call as its block completes in the stream. */
+  onToolCall?: (call: { id: string; name: string; input: unknown }) => void;
 }): Promise<ModelTurn> {
   const { model, config, signal, emit } = options;
   let partialText = "";
@@ -63,7 +65,8 @@ export async function callModel(options: {
           emit(event);
           break;
         case "tool_call":
-          break; // eager execution starts here (providers issue)
+          options.onToolCall?.(event);
+          break;
         case "message":
           return {
             ok: true,

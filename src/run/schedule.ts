@@ -7,73 +7,94 @@ export interface Schedulable {
 }
 
 /**
- * Runs `items` with at most `maxConcurrency` at once, starting them in call order. Resolves once
- * every started item has settled. After `signal` aborts, nothing new starts; the items that never
- * started are returned so the caller can answer them.
+ * A pool that starts calls in call order, at most `maxConcurrency` at once. Calls may join while
+ * the model is still streaming (eager execution); a call added as `held` waits, and blocks every
+ * call after it, until `close()` says the batch is complete. After the signal aborts, nothing new
+ * starts.
  *
  * `run` must not reject (the call layer turns every failure into a result).
  */
-export function schedule<T extends Schedulable>(options: {
-  items: readonly T[];
-  maxConcurrency: number;
-  signal: AbortSignal;
-  run: (item: T) => Promise<void>;
-}): Promise<T[]> {
-  const { items, maxConcurrency, signal, run } = options;
-  const queue = items.slice();
-  const heldKeys = new Map<string, number>();
-  let running = 0;
+export class Scheduler<T extends Schedulable> {
+  readonly #maxConcurrency: number;
+  readonly #signal: AbortSignal;
+  readonly #run: (item: T) => Promise<void>;
+  readonly #queue: { item: T; held: boolean }[] = [];
+  readonly #heldKeys = new Map<string, number>();
+  #running = 0;
+  #settle: ((neverStarted: T[]) => void) | undefined;
 
-  return new Promise((resolve) => {
-    let finished = false;
-    const finish = () => {
-      if (finished || running > 0) return;
-      if (queue.length > 0 && !signal.aborted) return;
-      finished = true;
-      signal.removeEventListener("abort", finish);
-      resolve(queue);
-    };
+  constructor(options: {
+    maxConcurrency: number;
+    signal: AbortSignal;
+    run: (item: T) => Promise<void>;
+  }) {
+    this.#maxConcurrency = options.maxConcurrency;
+    this.#signal = options.signal;
+    this.#run = options.run;
+  }
 
-    const start = (item: T) => {
-      running++;
-      for (const key of item.keys) heldKeys.set(key, (heldKeys.get(key) ?? 0) + 1);
-      run(item).then(() => {
-        running--;
-        for (const key of item.keys) {
-          const count = heldKeys.get(key)! - 1;
-          if (count === 0) heldKeys.delete(key);
-          else heldKeys.set(key, count);
-        }
-        pump();
-      });
-    };
+  add(item: T, options: { held?: boolean } = {}): void {
+    this.#queue.push({ item, held: options.held === true });
+    this.#pump();
+  }
 
-    const pump = () => {
-      if (!signal.aborted) {
-        // Keys wanted by an earlier call that could not start yet: later calls must not jump it.
-        const reserved = new Set<string>();
-        for (let index = 0; index < queue.length && running < maxConcurrency; ) {
-          const item = queue[index]!;
-          if (item.exclusive) {
-            if (index === 0 && running === 0) {
-              queue.shift();
-              start(item);
-            }
-            break;
-          }
-          if (item.keys.some((key) => heldKeys.has(key) || reserved.has(key))) {
-            for (const key of item.keys) reserved.add(key);
-            index++;
-            continue;
-          }
-          queue.splice(index, 1);
-          start(item);
-        }
+  /** No more calls: held ones may start. Resolves once every started call has settled, with those that never started. */
+  close(): Promise<T[]> {
+    for (const entry of this.#queue) entry.held = false;
+    const settled = new Promise<T[]>((resolve) => {
+      this.#settle = resolve;
+    });
+    this.#signal.addEventListener("abort", this.#finish, { once: true });
+    this.#pump();
+    return settled;
+  }
+
+  #start(item: T): void {
+    this.#running++;
+    for (const key of item.keys) this.#heldKeys.set(key, (this.#heldKeys.get(key) ?? 0) + 1);
+    this.#run(item).then(() => {
+      this.#running--;
+      for (const key of item.keys) {
+        const count = this.#heldKeys.get(key)! - 1;
+        if (count === 0) this.#heldKeys.delete(key);
+        else this.#heldKeys.set(key, count);
       }
-      finish();
-    };
+      this.#pump();
+    });
+  }
 
-    signal.addEventListener("abort", finish, { once: true });
-    pump();
-  });
+  #pump(): void {
+    if (!this.#signal.aborted) {
+      // Keys wanted by an earlier call that could not start yet: later calls must not jump it.
+      const reserved = new Set<string>();
+      for (let index = 0; index < this.#queue.length && this.#running < this.#maxConcurrency; ) {
+        const { item, held } = this.#queue[index]!;
+        if (held) break;
+        if (item.exclusive) {
+          if (index === 0 && this.#running === 0) {
+            this.#queue.shift();
+            this.#start(item);
+          }
+          break;
+        }
+        if (item.keys.some((key) => this.#heldKeys.has(key) || reserved.has(key))) {
+          for (const key of item.keys) reserved.add(key);
+          index++;
+          continue;
+        }
+        this.#queue.splice(index, 1);
+        this.#start(item);
+      }
+    }
+    this.#finish();
+  }
+
+  #finish = (): void => {
+    if (!this.#settle || this.#running > 0) return;
+    if (this.#queue.length > 0 && !this.#signal.aborted) return;
+    const settle = this.#settle;
+    this.#settle = undefined;
+    this.#signal.removeEventListener("abort", this.#finish);
+    settle(this.#queue.map((entry) => entry.item));
+  };
 }

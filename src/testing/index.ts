@@ -1,2 +1,14 @@
+export type {
+  MockErrorSpec,
+  MockProtocol,
+  MockRequest,
+  MockScript,
+  MockScriptRequest,
+  MockServer,
+  MockServerOptions,
+  MockTurn,
+  StreamPosition,
+} from "./mock/types.ts";
+export { mockServer } from "./mock-server.ts";
 export type { Script, ScriptEntry, ScriptedModel, ScriptedTurn } from "./scripted-model.ts";
 export { scriptedModel } from "./scripted-model.ts";

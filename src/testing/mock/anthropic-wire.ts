@@ -38,7 +38,9 @@ export const anthropicWire: Wire = {
     ];
     let index = 0;
     const block = (start: unknown, deltas: unknown[]) => {
-      events.push(sse("content_block_start", { type: "content_block_start", index, content_block: start }));
+      events.push(
+        sse("content_block_start", { type: "content_block_start", index, content_block: start }),
+      );
       for (const delta of deltas) {
         events.push(sse("content_block_delta", { type: "content_block_delta", index, delta }));
       }
@@ -61,7 +63,10 @@ export const anthropicWire: Wire = {
       // The API opens each tool_use block with an empty fragment, then sends the JSON in pieces.
       block(toolUse(call.id, call.name, {}), [
         { type: "input_json_delta", partial_json: "" },
-        ...fragmentsOf(call.json).map((partial_json) => ({ type: "input_json_delta", partial_json })),
+        ...fragmentsOf(call.json).map((partial_json) => ({
+          type: "input_json_delta",
+          partial_json,
+        })),
       ]);
     }
     events.push(
@@ -95,7 +100,8 @@ export const anthropicWire: Wire = {
     return {
       event: "content_block_delta",
       data:
-        data ?? '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated',
+        data ??
+        '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"unterminated',
     };
   },
 
@@ -142,7 +148,10 @@ function modelInfo(id: string) {
 }
 
 /** The error types and messages of https://docs.anthropic.com/en/api/errors, by status. */
-function defaultError(status: number, context: ErrorContext): Required<Omit<MockErrorSpec, "code">> {
+function defaultError(
+  status: number,
+  context: ErrorContext,
+): Required<Omit<MockErrorSpec, "code">> {
   switch (status) {
     case 400:
       return { type: "invalid_request_error", message: "Invalid request." };

@@ -35,7 +35,9 @@ const TURN_KEYS: ReadonlySet<string> = new Set([...CONTENT_KEYS, ...FAULT_KEYS])
  */
 export function checkTurn(turn: unknown, prefix: string): asserts turn is MockTurn {
   if (typeof turn !== "object" || turn === null || Array.isArray(turn)) {
-    throw new ConfigurationError(`${prefix}: a turn must be an object, received ${describeValue(turn)}.`);
+    throw new ConfigurationError(
+      `${prefix}: a turn must be an object, received ${describeValue(turn)}.`,
+    );
   }
   assertKnownOptions(prefix, turn, TURN_KEYS);
   const fields = turn as Record<string, unknown>;
@@ -56,8 +58,16 @@ export function checkTurn(turn: unknown, prefix: string): asserts turn is MockTu
     }
   }
   const status = fields.status;
-  if (status !== undefined && !(Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599)) {
-    throw new ConfigurationError(`${prefix}: status must be an HTTP status, received ${describeValue(status)}.`);
+  if (status === undefined) return;
+  if (!(Number.isInteger(status) && (status as number) >= 100 && (status as number) <= 599)) {
+    throw new ConfigurationError(
+      `${prefix}: status must be an HTTP status, received ${describeValue(status)}.`,
+    );
+  }
+  if ((status as number) < 400 && fields.rawBody === undefined) {
+    throw new ConfigurationError(
+      `${prefix}: status ${status} is not an error status. Give rawBody to answer it with a body of your own, or leave status out for a normal answer.`,
+    );
   }
 }
 

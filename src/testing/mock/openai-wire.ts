@@ -1,6 +1,5 @@
 import type { ErrorContext, SseEvent, TurnPlan, Wire } from "./plan.ts";
 import { fragmentsOf, wordsOf } from "./plan.ts";
-import type { MockErrorSpec } from "./types.ts";
 
 /** The OpenAI Chat Completions API: `POST /v1/chat/completions`, streamed as `data:` chunks. */
 export const openaiWire: Wire = {

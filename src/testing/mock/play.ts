@@ -63,7 +63,8 @@ export async function playStream(
   response.flushHeaders();
   const writer = new SseWriter(playback, wire);
   const total = events.length;
-  const errorEvent = typeof turn.errorEvent === "number" ? { after: turn.errorEvent } : turn.errorEvent;
+  const errorEvent =
+    typeof turn.errorEvent === "number" ? { after: turn.errorEvent } : turn.errorEvent;
   const malformed = typeof turn.malformed === "number" ? { after: turn.malformed } : turn.malformed;
   const errorAt = positionOf(errorEvent?.after, total);
   const malformedAt = positionOf(malformed?.after, total);

@@ -41,6 +41,12 @@ export interface MockErrorSpec {
  * `tool_calls` or `length`). A `max_tokens` (or `length`) stop with tool calls cuts the last
  * call's JSON input in half, as a model cut off mid-call would: never valid JSON (P13). In a
  * non-streamed Anthropic answer that call is left out, as it could not be parsed.
+ *
+ * Faults are checked strictly (an unknown option is an error). `gapMs`, `endAfter`,
+ * `keepAlive`, `errorEvent`, `malformed`, `chunkBytes` and `crlf` shape a streamed answer only;
+ * `status`, `rawBody`, `headers`, `delayMs`, `hang`, `dropConnection`, `cutAfter` and
+ * `stallAfter` apply to both. When several positions coincide, `malformed` is sent first, then
+ * `errorEvent`, then `cutAfter`, `stallAfter` and `endAfter` take effect, in that order.
  */
 export interface MockTurn extends Omit<ScriptedTurn, "incompleteToolCalls"> {
   /** The model id reported in the answer. Default: the request's `model` (P16: an endpoint that remaps names). */
@@ -49,7 +55,11 @@ export interface MockTurn extends Omit<ScriptedTurn, "incompleteToolCalls"> {
   /** Apply this turn's faults to the first `times` requests for it only; later requests get the plain turn (P1: 429 then success). */
   times?: number;
 
-  /** Answer with this HTTP status and an error body in the protocol's shape, whether or not the request streams. */
+  /**
+   * Answer with this HTTP status (400 or more) and a JSON error body in the protocol's shape,
+   * whether or not the request streams: Anthropic `{"type":"error","error":{type,message}}`,
+   * OpenAI `{"error":{message,type,param,code}}`. A 404 names the request's model.
+   */
   status?: number;
   /** The fields of the error body sent with `status`. */
   error?: MockErrorSpec;

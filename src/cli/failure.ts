@@ -1,0 +1,62 @@
+import type { ErrorInfo, SDKResultMessage } from "../index.ts";
+import { oneLine } from "./format.ts";
+import type { ProviderName } from "./provider.ts";
+
+/** A mistake the user can fix (no key, an empty prompt): printed as one line, exit code 1. */
+export class CliError extends Error {
+  override name = "CliError";
+}
+
+/** What a failure message may point the user to. */
+export interface FailureContext {
+  provider: ProviderName;
+  modelId: string;
+  /** `--max-turns` as given, when given. */
+  maxTurns?: number;
+}
+
+const ENV_PREFIX: Record<ProviderName, string> = { anthropic: "ANTHROPIC", openai: "OPENAI" };
+
+/** Why a run that did not succeed ended, as one line that says what to do; undefined on success. */
+export function describeFailure(
+  result: SDKResultMessage,
+  context: FailureContext,
+): string | undefined {
+  switch (result.subtype) {
+    case "success":
+      return undefined;
+    case "error_max_turns":
+      return `stopped after ${result.numTurns} turns without a final answer; allow more with --max-turns (now ${context.maxTurns ?? "the default, 100"}).`;
+    case "paused": {
+      const pending = result.pending ?? [];
+      const approvals = pending.filter((call) => call.reason === "approval").length;
+      const what =
+        approvals === pending.length
+          ? "approval"
+          : approvals === 0
+            ? "the app to run them"
+            : "approval or for the app";
+      return `the run paused: ${pending.length} tool call(s) (${pending.map((call) => call.name).join(", ")}) wait for ${what}, which this command cannot give yet.`;
+    }
+    case "error_during_execution":
+      return describeRunError(result.error, context);
+  }
+}
+
+function describeRunError(error: ErrorInfo | undefined, context: FailureContext): string {
+  if (!error) return "the run failed without saying why.";
+  const message = oneLine(error.message).replace(/\.$/, "");
+  const prefix = ENV_PREFIX[context.provider];
+  switch (error.name) {
+    case "APIConnectionError":
+    case "APITimeoutError":
+      return `${message}. Check --base-url or ${prefix}_BASE_URL.`;
+    case "NotFoundError":
+      return `the model API answered ${message}. Check the model name (--model, now "${context.modelId}") and the base URL.`;
+    case "AuthenticationError":
+    case "PermissionDeniedError":
+      return `the model API refused the request: ${message}. Check ${prefix}_API_KEY.`;
+    default:
+      return `the run failed: ${error.name}: ${message}.`;
+  }
+}

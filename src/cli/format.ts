@@ -1,0 +1,51 @@
+import type { SDKResultMessage, ToolResult } from "../index.ts";
+
+/** Whitespace and line breaks folded into single spaces. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, " ").trim();
+}
+
+/** At most `width` characters, with an ellipsis when cut. */
+export function truncate(text: string, width: number): string {
+  return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text;
+}
+
+/** A value on one short line: strings as they are, anything else as compact JSON. */
+export function compact(value: unknown, width: number): string {
+  let text: string;
+  if (typeof value === "string") text = value;
+  else {
+    try {
+      text = JSON.stringify(value) ?? String(value);
+    } catch {
+      text = String(value);
+    }
+  }
+  return truncate(oneLine(text), width);
+}
+
+/** The text of a tool result, images shown as `[image]`. */
+export function resultText(result: ToolResult): string {
+  if (typeof result.content === "string") return result.content;
+  return result.content
+    .map((block) => (block.type === "text" ? block.text : `[${block.type}]`))
+    .join(" ");
+}
+
+export function formatDuration(milliseconds: number): string {
+  if (milliseconds < 1000) return `${Math.round(milliseconds)} ms`;
+  return `${(milliseconds / 1000).toFixed(1)} s`;
+}
+
+const numbers = new Intl.NumberFormat("en-US");
+
+/** `usage: 1,815 input, 225 output tokens; 1,067 cache reads, 0 cache writes · 3 turns · 2.1 s` */
+export function formatUsage(result: SDKResultMessage): string {
+  const { usage } = result;
+  const turns = `${result.numTurns} turn${result.numTurns === 1 ? "" : "s"}`;
+  return (
+    `usage: ${numbers.format(usage.inputTokens)} input, ${numbers.format(usage.outputTokens)} output tokens; ` +
+    `${numbers.format(usage.cacheReadInputTokens)} cache reads, ${numbers.format(usage.cacheCreationInputTokens)} cache writes` +
+    ` · ${turns} · ${formatDuration(result.durationMs)}`
+  );
+}

@@ -1,0 +1,59 @@
+import { anthropic, type Model, openai } from "../index.ts";
+import { ANTHROPIC_DEFAULT_BASE_URL } from "../model/anthropic.ts";
+import { OPENAI_DEFAULT_BASE_URL } from "../model/openai.ts";
+import { CliError } from "./failure.ts";
+
+export type ProviderName = "anthropic" | "openai";
+export const PROVIDER_NAMES: readonly ProviderName[] = ["anthropic", "openai"];
+
+export interface ProviderFlags {
+  provider?: ProviderName;
+  model?: string;
+  baseUrl?: string;
+}
+
+export interface ResolvedProvider {
+  name: ProviderName;
+  model: Model;
+  modelId: string;
+  baseURL: string;
+}
+
+const PROVIDERS: Record<ProviderName, { prefix: string; defaultBaseURL: string }> = {
+  anthropic: { prefix: "ANTHROPIC", defaultBaseURL: ANTHROPIC_DEFAULT_BASE_URL },
+  openai: { prefix: "OPENAI", defaultBaseURL: OPENAI_DEFAULT_BASE_URL },
+};
+
+/**
+ * The model the command talks to: `--provider` (default anthropic), its key from
+ * `<PREFIX>_API_KEY`, its base URL from `--base-url`, else `<PREFIX>_BASE_URL`, else the
+ * provider's own. A key is required only for the provider's own host: a local server (Ollama,
+ * vLLM, llama.cpp) usually needs none. Throws `CliError` before anything is sent.
+ */
+export function resolveProvider(
+  flags: ProviderFlags,
+  env: NodeJS.ProcessEnv = process.env,
+): ResolvedProvider {
+  const name = flags.provider ?? "anthropic";
+  const { prefix, defaultBaseURL } = PROVIDERS[name];
+  const apiKey = env[`${prefix}_API_KEY`] || undefined;
+  const baseURL = flags.baseUrl ?? (env[`${prefix}_BASE_URL`] || defaultBaseURL);
+  if (!apiKey && sameHost(baseURL, defaultBaseURL)) {
+    throw new CliError(`set ${prefix}_API_KEY or pass --base-url for a server that needs none`);
+  }
+  const options = {
+    baseURL,
+    ...(apiKey ? { apiKey } : {}),
+    ...(flags.model ? { model: flags.model } : {}),
+  };
+  const model = name === "anthropic" ? anthropic(options) : openai(options);
+  return { name, model, modelId: model.modelId, baseURL };
+}
+
+function sameHost(url: string, other: string): boolean {
+  try {
+    return new URL(url).hostname === new URL(other).hostname;
+  } catch {
+    return false; // not a URL: the provider says so, with the expected form
+  }
+}

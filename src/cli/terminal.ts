@@ -1,0 +1,39 @@
+import pc from "picocolors";
+
+export type Colors = ReturnType<typeof pc.createColors>;
+
+/** A stream the CLI writes to, as much of `process.stdout` as it needs. */
+export interface OutputStream {
+  write(text: string): boolean;
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+}
+
+/**
+ * Where the command writes. The answer goes to `stdout` (or, with `--json`, the events); every
+ * other line (tool calls, progress, usage, errors, the demo's label) goes to `stderr`, so
+ * `skein "..." > answer.txt` keeps only the answer.
+ */
+export interface Terminal {
+  readonly stdout: OutputStream;
+  readonly stderr: OutputStream;
+  /** `stderr` is a terminal a spinner can redraw: a TTY, `TERM` not "dumb", not under CI. */
+  readonly interactive: boolean;
+  /** Colors for `stderr`: on for a TTY unless `NO_COLOR` is set, or forced with `FORCE_COLOR`. */
+  readonly colors: Colors;
+}
+
+export function processTerminal(env: NodeJS.ProcessEnv = process.env): Terminal {
+  const stderr = process.stderr;
+  const interactive = stderr.isTTY === true && env.TERM !== "dumb" && !("CI" in env);
+  const colorful =
+    env.FORCE_COLOR !== undefined && env.FORCE_COLOR !== "0"
+      ? true
+      : stderr.isTTY === true && env.NO_COLOR === undefined && env.TERM !== "dumb";
+  return { stdout: process.stdout, stderr, interactive, colors: pc.createColors(colorful) };
+}
+
+/** One line of the command's own on `stderr`, such as `skein: could not reach ...`. */
+export function printError(terminal: Terminal, message: string): void {
+  terminal.stderr.write(`${terminal.colors.red("skein:")} ${message}\n`);
+}

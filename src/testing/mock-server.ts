@@ -1,0 +1,272 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { ConfigurationError, describeThrown } from "../errors.ts";
+import { assertKnownOptions } from "../options.ts";
+import { anthropicWire } from "./mock/anthropic-wire.ts";
+import { checkTurn, withoutFaults } from "./mock/check-turn.ts";
+import { openaiWire } from "./mock/openai-wire.ts";
+import { type ErrorContext, planTurn, type RequestContext, type Wire } from "./mock/plan.ts";
+import { type Playback, playBody, playStream, sleep } from "./mock/play.ts";
+import type {
+  MockErrorSpec,
+  MockProtocol,
+  MockRequest,
+  MockScriptRequest,
+  MockServer,
+  MockServerOptions,
+  MockTurn,
+} from "./mock/types.ts";
+
+const OPTION_KEYS: ReadonlySet<string> = new Set(["script", "models"]);
+const WIRES: Record<MockProtocol, Wire> = { anthropic: anthropicWire, openai: openaiWire };
+
+/**
+ * A local HTTP server on 127.0.0.1 (a free port) that speaks the Anthropic Messages API at `url`
+ * and the OpenAI Chat Completions API at `url + "/v1"`, streamed or not, plays a script and
+ * injects the faults a turn asks for. See `MockTurn` for the script and its faults.
+ */
+export async function mockServer(options: MockServerOptions): Promise<MockServer> {
+  assertKnownOptions("mockServer()", options, OPTION_KEYS);
+  const { script } = options ?? {};
+  if (Array.isArray(script)) {
+    script.forEach((turn, index) => {
+      checkTurn(turn, `mockServer(): script[${index}]`);
+    });
+  } else if (typeof script !== "function") {
+    throw new ConfigurationError(
+      "mockServer(): script must be an array of turns or a function ({ body, protocol }) => turn.",
+    );
+  }
+  const state: ServerState = {
+    options: { script, models: options.models ?? ["mock-model"] },
+    requests: [],
+    attempts: new Map(),
+    seq: 0,
+    closing: new AbortController(),
+  };
+  const server = createServer((request, response) => {
+    handle(state, request, response).catch((error: unknown) => {
+      // A bug in the mock must not hang the client: answer 500 if still possible, else drop.
+      const { message } = describeThrown(error);
+      if (!response.headersSent) response.writeHead(500, { "content-type": "text/plain" });
+      response.end(`mockServer: internal error: ${message}`);
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  let closed: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests: state.requests,
+    close() {
+      closed ??= new Promise<void>((resolve) => {
+        state.closing.abort();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
+
+interface ServerState {
+  options: Required<MockServerOptions>;
+  requests: MockRequest[];
+  /** Requests seen per turn index, for `times`. */
+  attempts: Map<number, number>;
+  seq: number;
+  closing: AbortController;
+}
+
+async function handle(state: ServerState, request: IncomingMessage, response: ServerResponse) {
+  const raw = await readBody(request);
+  const url = new URL(request.url ?? "/", "http://127.0.0.1");
+  const method = request.method ?? "GET";
+  const headers = headersOf(request);
+  const body = parseBody(raw);
+  const protocol = protocolOf(url.pathname, headers);
+  const record: MockRequest = { protocol, method, path: url.pathname + url.search, headers, body };
+  state.requests.push(record);
+  state.seq += 1;
+  const lifetime = new AbortController();
+  response.once("close", () => lifetime.abort());
+  const signal = AbortSignal.any([lifetime.signal, state.closing.signal]);
+  const wire = WIRES[protocol];
+  const requestId = `req_mock_${state.seq}`;
+  const errorContext: ErrorContext = { model: undefined, requestId, method, path: url.pathname };
+  const sendError = (status: number, spec: MockErrorSpec, extra: Record<string, string> = {}) =>
+    sendJson(response, status, wire.errorBody(status, spec, errorContext), {
+      [wire.requestIdHeader]: requestId,
+      ...extra,
+    });
+
+  const isModels = method === "GET" && /^\/v1\/models(\/[^/]+)?\/?$/.test(url.pathname);
+  if (isModels) {
+    const id = decodeURIComponent(url.pathname.split("/")[3] ?? "");
+    if (!id) return sendJson(response, 200, wire.models(state.options.models), {});
+    if (state.options.models.includes(id)) return sendJson(response, 200, wire.model(id), {});
+    return sendError(404, { message: `model: ${id} not found` });
+  }
+  const path = url.pathname.replace(/\/+$/, "");
+  const isCall =
+    method === "POST" &&
+    path === (protocol === "anthropic" ? "/v1/messages" : "/v1/chat/completions");
+  if (!isCall) return sendError(404, {});
+
+  if (raw.length > 0 && typeof body !== "object") {
+    return sendError(400, { message: "mockServer: the request body is not valid JSON." });
+  }
+  if (!Array.isArray(body?.messages)) {
+    return sendError(400, { message: "messages: Field required (an array of messages)." });
+  }
+  errorContext.model = typeof body.model === "string" ? body.model : undefined;
+  const index = body.messages.filter((message: any) => message?.role === "assistant").length;
+  const attempt = (state.attempts.get(index) ?? 0) + 1;
+  state.attempts.set(index, attempt);
+  record.turn = index;
+  record.attempt = attempt;
+
+  // A script that cannot answer is the test's mistake: say so, and tell clients not to retry.
+  const noRetry = { "x-should-retry": "false" };
+  let turn: MockTurn;
+  try {
+    turn = await turnFor(state.options.script, { protocol, body, headers, index, attempt });
+  } catch (error) {
+    return sendError(500, { message: describeThrown(error).message }, noRetry);
+  }
+  if (turn.times !== undefined && attempt > turn.times) turn = withoutFaults(turn);
+  await respond({ state, wire, turn, body, raw, index, errorContext, signal, response, sendError });
+}
+
+interface Answer {
+  state: ServerState;
+  wire: Wire;
+  turn: MockTurn;
+  body: any;
+  raw: Buffer;
+  index: number;
+  errorContext: ErrorContext;
+  signal: AbortSignal;
+  response: ServerResponse;
+  sendError: (status: number, spec: MockErrorSpec, extra?: Record<string, string>) => void;
+}
+
+async function respond(answer: Answer): Promise<void> {
+  const { turn, wire, response, signal, errorContext } = answer;
+  if (turn.dropConnection) {
+    response.socket?.resetAndDestroy();
+    return;
+  }
+  if (turn.hang) return sleep(Number.POSITIVE_INFINITY, signal);
+  if (turn.delayMs) await sleep(turn.delayMs, signal);
+  if (signal.aborted) return;
+
+  const headers = { [wire.requestIdHeader]: errorContext.requestId, ...turn.headers };
+  const playback: Playback = { response, turn, headers, signal };
+  const contentType = turn.contentType ?? "text/html; charset=utf-8";
+  if (turn.rawBody !== undefined) {
+    return playBody(playback, { status: turn.status ?? 200, body: turn.rawBody, contentType });
+  }
+  if (turn.status !== undefined && turn.status >= 400) {
+    if (turn.html) {
+      return playBody(playback, { status: turn.status, body: htmlPage(turn.status), contentType });
+    }
+    const body = JSON.stringify(wire.errorBody(turn.status, turn.error ?? {}, errorContext));
+    return playBody(playback, { status: turn.status, body, contentType: "application/json" });
+  }
+  const context: RequestContext = {
+    protocol: wire === anthropicWire ? "anthropic" : "openai",
+    seq: answer.state.seq,
+    index: answer.index,
+    model: errorContext.model ?? "mock-model",
+    requestBytes: answer.raw.length,
+    includeUsage: answer.body.stream_options?.include_usage === true,
+  };
+  const plan = planTurn(turn, context);
+  if (answer.body.stream === true) return playStream(playback, wire.events(plan, context), wire);
+  const body = JSON.stringify(wire.message(plan));
+  return playBody(playback, { status: 200, body, contentType: "application/json" });
+}
+
+async function turnFor(
+  script: MockServerOptions["script"],
+  request: MockScriptRequest,
+): Promise<MockTurn> {
+  if (typeof script === "function") {
+    const turn = await script(request);
+    checkTurn(turn, `mockServer(): the script function's turn ${request.index}`);
+    return turn;
+  }
+  const turn = script[request.index];
+  if (turn === undefined) {
+    throw new Error(
+      `mockServer: this request carries ${request.index} assistant messages, so it asks for turn ${request.index + 1}, but the script has only ${script.length} turns. Add a turn, or end the run earlier.`,
+    );
+  }
+  return turn;
+}
+
+function readBody(request: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => resolve(Buffer.concat(chunks)));
+    request.on("error", reject);
+  });
+}
+
+function parseBody(raw: Buffer): any {
+  if (raw.length === 0) return undefined;
+  const text = raw.toString("utf8");
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text; // kept as text in `requests`; the handler answers 400
+  }
+}
+
+function headersOf(request: IncomingMessage): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(", ") : value;
+  }
+  return headers;
+}
+
+/** By path where it tells (`/v1/messages`, `/v1/chat/...`), else by the client's auth headers. */
+function protocolOf(pathname: string, headers: Record<string, string>): MockProtocol {
+  if (pathname.startsWith("/v1/messages")) return "anthropic";
+  if (pathname.startsWith("/v1/chat/")) return "openai";
+  return "x-api-key" in headers || "anthropic-version" in headers ? "anthropic" : "openai";
+}
+
+function sendJson(
+  response: ServerResponse,
+  status: number,
+  value: unknown,
+  headers: Record<string, string>,
+): void {
+  const body = JSON.stringify(value);
+  response.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": String(Buffer.byteLength(body)),
+    ...headers,
+  });
+  response.end(body);
+}
+
+/** The page a proxy such as nginx answers with when the upstream fails (P3). */
+function htmlPage(status: number): string {
+  const title = `${status} ${STATUS_TEXT[status] ?? "Error"}`;
+  return `<html>\r\n<head><title>${title}</title></head>\r\n<body>\r\n<center><h1>${title}</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n`;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Temporarily Unavailable",
+  504: "Gateway Time-out",
+};
