@@ -39,7 +39,7 @@ export async function runAgent(run: AgentRun): Promise<number> {
     return 1;
   } catch (error) {
     renderer.close();
-    if (AbortError.isInstance(error) && interrupts.exitCode !== undefined) {
+    if (error instanceof AbortError && interrupts.exitCode !== undefined) {
       printError(terminal, "interrupted.");
       return interrupts.exitCode;
     }

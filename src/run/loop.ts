@@ -241,8 +241,10 @@ function claimToolCalls(
       (block as ToolUseBlock).id = uniqueId(run, originalId);
     }
     run.seenIds.add(block.id);
+    // A call announced complete in the stream (and maybe started) stays what it was, even if the
+    // final message lists it as incomplete: a provider never says both, and a started call must end.
     const early = duplicate ? undefined : batch.early(block.id);
-    if (early && !cut.has(originalId)) {
+    if (early) {
       records.push(early);
       continue;
     }
