@@ -1,9 +1,9 @@
 import type { EventSourceMessage } from "eventsource-parser";
 import {
   APIConnectionError,
-  APIError,
   apiErrorFor,
   ConfigurationError,
+  InternalServerError,
   ProtocolError,
 } from "../errors.ts";
 import { assertKnownOptions, assertPositiveInteger } from "../options.ts";
@@ -224,7 +224,8 @@ class OpenAIDecoder implements StreamDecoder {
       const message = `The model's stream reported an error: ${error.message ?? JSON.stringify(error)}`;
       const type = typeof error.type === "string" ? error.type : undefined;
       if (typeof error.code === "number") throw apiErrorFor(error.code, message, { type });
-      throw new APIError(message, { type });
+      // With no status to go by, an error event is a server-side failure: retried while nothing was passed on.
+      throw new InternalServerError(message, { type });
     }
     if (chunk.usage) this.#usage = readUsage(chunk.usage as Record<string, unknown>);
     const out: ModelStreamEvent[] = [];
@@ -255,11 +256,11 @@ class OpenAIDecoder implements StreamDecoder {
     if (typeof fn.arguments === "string") current.arguments += fn.arguments;
   }
 
-  /** Finished with `[DONE]`, or cleanly after a `finish_reason` (some servers omit `[DONE]`); anything else is a cut stream. */
+  /** Finished only with `[DONE]`: a stream that ends without it is cut, never a finished turn. */
   end(): ModelStreamEvent[] {
-    if (!this.#done && !this.#finishReason) {
+    if (!this.#done) {
       throw new APIConnectionError(
-        "The model's stream ended without a finish_reason or [DONE]: the turn is incomplete.",
+        "The model's stream ended without [DONE]: the turn is incomplete.",
       );
     }
     const content: ContentBlock[] = [];

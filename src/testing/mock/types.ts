@@ -12,10 +12,11 @@ export type MockProtocol = "anthropic" | "openai";
  * each tool call) `content_block_start`, its deltas, `content_block_stop`; then `message_delta`
  * and `message_stop`. Text and thinking are sent one word per delta; a thinking block ends with a
  * `signature_delta`; a tool call's `input_json_delta`s are an empty `partial_json` followed by
- * three fragments of its JSON. OpenAI: a chunk with the role, one chunk per word of reasoning
- * (`reasoning_content`, as DeepSeek sends it) and of text, for each tool call one chunk with its
- * id and name and three chunks of `arguments`, a chunk with `finish_reason`, the usage chunk when
- * the request set `stream_options.include_usage`, and `data: [DONE]`.
+ * three fragments of its JSON (fewer for a JSON text under three characters). OpenAI: a chunk
+ * with the role, one chunk per word of reasoning (`reasoning_content`, as DeepSeek sends it) and
+ * of text, for each tool call one chunk with its id and name and three chunks of `arguments`,
+ * a chunk with `finish_reason`, the usage chunk when the request set
+ * `stream_options.include_usage`, and `data: [DONE]`.
  */
 export type StreamPosition = number;
 
