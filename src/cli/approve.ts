@@ -16,8 +16,8 @@ export type ApprovalDecisions = Record<string, unknown>;
  * stdin; off a terminal, return undefined so scripts never hang on a question.
  */
 export async function askApprovals(
-  pending: readonly PendingToolCall[],
-  context: { terminal: Terminal; signal: AbortSignal },
+  _pending: readonly PendingToolCall[],
+  _context: { terminal: Terminal; signal: AbortSignal },
 ): Promise<ApprovalDecisions | undefined> {
   return undefined;
 }

@@ -44,7 +44,8 @@ export const planTrip = defineTool<{ city: string; days: number }, string>({
     additionalProperties: false,
   },
   async *execute({ city, days }, { signal }) {
-    yield `looking up sights in ${city}`;
+    // The model sent days as "3": validation coerced it, so the handler sees a number.
+    yield `days = ${JSON.stringify(days)} (a ${typeof days}); looking up sights in ${city}`;
     await sleep(150, undefined, { signal });
     yield `drafting ${days} days`;
     await sleep(150, undefined, { signal });

@@ -1,13 +1,6 @@
 import yoctoSpinner, { type Spinner } from "yocto-spinner";
 import type { AgentEvent } from "../index.ts";
-import {
-  compact,
-  formatDuration,
-  formatUsage,
-  oneLine,
-  resultText,
-  truncate,
-} from "./format.ts";
+import { compact, formatDuration, formatUsage, oneLine, resultText, truncate } from "./format.ts";
 import type { Terminal } from "./terminal.ts";
 
 /** Shows a run as it happens. Every event goes through `event`, in order. */
@@ -138,11 +131,16 @@ class TextRenderer implements Renderer {
           ),
         );
         break;
-      case "result":
+      case "result": {
         this.#waiting = undefined;
         this.#running.clear();
-        this.#line(colors.dim(formatUsage(event)));
+        const { usage } = event;
+        const used = usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens > 0;
+        // A run that failed before the model answered has no usage to show, only its error.
+        if (used || event.subtype === "success") this.#line(colors.dim(formatUsage(event)));
+        else this.#endText();
         break;
+      }
       default:
         // run_start, turn_end and custom events have nothing to show in text mode.
         break;
@@ -188,6 +186,8 @@ class TextRenderer implements Renderer {
       spinner.stop();
       return;
     }
+    // The spinner redraws its whole line: never on a line the answer's text is still on.
+    this.#endText();
     const text = truncate(status, (this.#terminal.stderr.columns || 80) - 3);
     if (spinner.isSpinning) spinner.text = text;
     else spinner.start(text);

@@ -27,7 +27,9 @@ export async function runAgent(run: AgentRun): Promise<number> {
   const { renderer, terminal } = run;
   const interrupts = watchInterrupts(() =>
     renderer.notice(
-      terminal.colors.yellow("stopping: waiting for running tools to finish (Ctrl-C again to quit now)"),
+      terminal.colors.yellow(
+        "stopping: waiting for running tools to finish (Ctrl-C again to quit now)",
+      ),
     ),
   );
   try {
@@ -40,7 +42,7 @@ export async function runAgent(run: AgentRun): Promise<number> {
   } catch (error) {
     renderer.close();
     if (error instanceof AbortError && interrupts.exitCode !== undefined) {
-      printError(terminal, "interrupted.");
+      if (!interrupts.pipeClosed) printError(terminal, "interrupted.");
       return interrupts.exitCode;
     }
     throw error;

@@ -1,5 +1,6 @@
 import { describeThrown } from "../errors.ts";
 import type { ToolResultBlock } from "../model/messages.ts";
+import { untilAborted } from "./abortable.ts";
 import {
   type CallEnvironment,
   type CallRecord,
@@ -149,8 +150,15 @@ async function checkBatchPolicy(records: CallRecord[], env: CallEnvironment): Pr
   if (!policy || records.length === 0) return;
   let decision: unknown;
   try {
-    decision = await policy.validate({ toolCalls: records.map(toolCallOf) });
+    decision = await untilAborted(
+      policy.validate({ toolCalls: records.map(toolCallOf) }),
+      env.signal,
+    );
   } catch (error) {
+    if (env.signal.aborted) {
+      for (const record of records) record.result ??= cancelledResult(record, "before it started");
+      return;
+    }
     rejectAll(
       records,
       `The tool batch policy failed (${describeThrown(error).message}), so no tool in this reply ran. Try the calls again, or fewer at once.`,

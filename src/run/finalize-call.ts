@@ -1,6 +1,7 @@
 import { describeThrown } from "../errors.ts";
 import type { ToolResultBlock } from "../model/messages.ts";
 import { assertSerialisable, capResultContent, toolResultFromReturn } from "../tools/result.ts";
+import { untilAborted } from "./abortable.ts";
 import {
   type CallEnvironment,
   type CallRecord,
@@ -19,13 +20,18 @@ export async function finalizeCall(
 ): Promise<ToolResultBlock> {
   const { hooks } = env.config;
   let result = record.result!;
-  if (hooks.afterToolCall && record.reachedHandler) {
+  // After an abort, hooks are not asked to decide anything more: the run is ending.
+  const aborted = env.signal.aborted;
+  if (hooks.afterToolCall && record.reachedHandler && !aborted) {
     try {
-      const decision: unknown = await hooks.afterToolCall({
-        ...hookContext(record, env),
-        result,
-        isError: result.isError === true,
-      });
+      const decision: unknown = await untilAborted(
+        hooks.afterToolCall({
+          ...hookContext(record, env),
+          result,
+          isError: result.isError === true,
+        }),
+        env.signal,
+      );
       if (isObject(decision) && decision.stop === true) record.stop = true;
       else if (isObject(decision) && "result" in decision) {
         try {
@@ -39,25 +45,31 @@ export async function finalizeCall(
         }
       }
     } catch (error) {
-      result = errorResult(
-        `The afterToolCall hook failed for tool "${record.name}": ${describeThrown(error).message}`,
-        "threw",
-      );
+      // An abort while the hook ran leaves the result as it was.
+      if (!env.signal.aborted)
+        result = errorResult(
+          `The afterToolCall hook failed for tool "${record.name}": ${describeThrown(error).message}`,
+          "threw",
+        );
     }
     record.result = result;
   }
   const isError = result.isError === true;
-  if (hooks.onToolResult) {
+  if (hooks.onToolResult && !aborted) {
     try {
-      await hooks.onToolResult({ ...hookContext(record, env), result, isError });
+      await untilAborted(
+        hooks.onToolResult({ ...hookContext(record, env), result, isError }),
+        env.signal,
+      );
     } catch (error) {
-      env.emit({
-        type: "hook_error",
-        hook: "onToolResult",
-        callId: record.id,
-        name: record.name,
-        error: describeThrown(error),
-      });
+      if (!env.signal.aborted)
+        env.emit({
+          type: "hook_error",
+          hook: "onToolResult",
+          callId: record.id,
+          name: record.name,
+          error: describeThrown(error),
+        });
     }
   }
   env.emit({

@@ -1,6 +1,7 @@
 import { describeThrown, MissingModelError, ModelError } from "../errors.ts";
 import type { ContentBlock, Message, Usage } from "../model/messages.ts";
 import type { IncompleteToolCall, Model, StopReason } from "../model/model.ts";
+import { untilAborted } from "./abortable.ts";
 import type { EngineConfig } from "./config.ts";
 import type { AgentEvent, ErrorInfo } from "./types.ts";
 
@@ -54,30 +55,43 @@ export async function callModel(options: {
       tools: config.toolSpecs,
       ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
     };
-    for await (const event of model.stream(request, { signal })) {
-      switch (event.type) {
-        case "text_delta":
-          partialText += event.text;
-          emit(event);
-          break;
-        case "thinking_delta":
-        case "retry":
-          emit(event);
-          break;
-        case "tool_call":
-          options.onToolCall?.(event);
-          break;
-        case "message":
-          return {
-            ok: true,
-            message: normaliseMessage(event.message),
-            stopReason: event.stopReason,
-            usage: event.usage,
-            incompleteToolCalls: event.incompleteToolCalls ?? [],
-          };
+    // Each step of the model's stream is raced against the signal: a model that ignores it
+    // cannot keep an aborted run alive.
+    const iterator = model.stream(request, { signal })[Symbol.asyncIterator]();
+    const stopIterator = () => void Promise.resolve(iterator.return?.()).catch(() => {});
+    signal.addEventListener("abort", stopIterator, { once: true });
+    try {
+      while (true) {
+        const step = await untilAborted(iterator.next(), signal);
+        if (step.done) break;
+        const event = step.value;
+        switch (event.type) {
+          case "text_delta":
+            partialText += event.text;
+            emit(event);
+            break;
+          case "thinking_delta":
+          case "retry":
+            emit(event);
+            break;
+          case "tool_call":
+            options.onToolCall?.(event);
+            break;
+          case "message":
+            return {
+              ok: true,
+              message: normaliseMessage(event.message),
+              stopReason: event.stopReason,
+              usage: event.usage,
+              incompleteToolCalls: event.incompleteToolCalls ?? [],
+            };
+        }
       }
+      throw new ModelError("The model's stream ended without a final message.");
+    } finally {
+      signal.removeEventListener("abort", stopIterator);
+      stopIterator();
     }
-    throw new ModelError("The model's stream ended without a final message.");
   } catch (error) {
     if (signal.aborted) throw error;
     const info = describeThrown(error);

@@ -2,9 +2,11 @@ import { describeThrown } from "../errors.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import { formatValidationIssues } from "../tools/schema.ts";
 import type { ToolRuntime } from "../tools/types.ts";
+import { untilAborted } from "./abortable.ts";
 import {
   type CallEnvironment,
   type CallRecord,
+  cancelledResult,
   describeKind,
   errorResult,
   hookContext,
@@ -76,8 +78,15 @@ export async function prepareCall(record: CallRecord, env: CallEnvironment): Pro
   if (config.hooks.beforeToolCall) {
     let decision: unknown;
     try {
-      decision = await config.hooks.beforeToolCall(hookContext(record, env));
+      decision = await untilAborted(
+        config.hooks.beforeToolCall(hookContext(record, env)),
+        env.signal,
+      );
     } catch (error) {
+      if (env.signal.aborted) {
+        record.result = cancelledResult(record, "before it started");
+        return;
+      }
       record.result = errorResult(
         `The beforeToolCall hook failed for tool "${record.name}": ${describeThrown(error).message}`,
         "blocked",

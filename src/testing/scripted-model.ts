@@ -7,6 +7,7 @@ import type {
   ModelStreamEvent,
   StopReason,
 } from "../model/model.ts";
+import { untilAborted } from "../run/abortable.ts";
 
 /** One scripted model turn: text and/or tool calls, as the model would send them. */
 export interface ScriptedTurn {
@@ -53,7 +54,8 @@ export function scriptedModel(script: Script, options: { modelId?: string } = {}
       signal.throwIfAborted();
       const index = requests.length;
       requests.push(structuredClone(request));
-      const entry = await entryAt(script, request, index);
+      // A script function that never settles must not outlive an abort.
+      const entry = await untilAborted(entryAt(script, request, index), signal);
       signal.throwIfAborted();
       if (entry instanceof Error) throw entry;
       yield* playTurn(entry, index);

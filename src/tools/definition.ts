@@ -37,6 +37,12 @@ export function createToolDefinition(spec: {
     );
   }
   checkToolOptions(owner, options);
+  // Model APIs take tool input as a JSON object, and Anthropic requires `type: "object"` at the top.
+  if (spec.inputSchema.type !== "object") {
+    throw new ConfigurationError(
+      `${owner}: the input schema must describe an object (JSON Schema type "object"), received ${JSON.stringify(spec.inputSchema).slice(0, 80)}. Wrap the value in an object, such as z.object({ value: ... }).`,
+    );
+  }
 
   const definition: Record<string | symbol, unknown> = {
     name,

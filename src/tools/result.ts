@@ -62,23 +62,47 @@ export function toolResultFromData(value: unknown): ToolResult {
   return { content: text as string };
 }
 
+/**
+ * Checks each block and copies it to its plain shape (`{ type, text }` or `{ type, source }`), so
+ * nothing the tool keeps a reference to, or hangs on a block, reaches the transcript.
+ */
 function checkBlocks(blocks: unknown[]): ToolResultContentBlock[] {
-  for (const [index, block] of blocks.entries()) {
+  return blocks.map((block, index): ToolResultContentBlock => {
     const type =
       typeof block === "object" && block !== null ? (block as { type?: unknown }).type : undefined;
     if (type === "text") {
-      if (typeof (block as { text?: unknown }).text !== "string")
+      const text = (block as { text?: unknown }).text;
+      if (typeof text !== "string")
         fail(`content block ${index} is "text" without a string "text".`);
-    } else if (type === "image") {
-      if (typeof (block as { source?: unknown }).source !== "object")
-        fail(`content block ${index} is "image" without a "source".`);
-    } else {
-      fail(
-        `content block ${index} is ${kindOf(block)}; tool results may hold "text" and "image" blocks.`,
-      );
+      return { type: "text", text };
     }
+    if (type === "image")
+      return { type: "image", source: imageSource((block as { source?: unknown }).source, index) };
+    return fail(
+      `content block ${index} is ${kindOf(block)}; tool results may hold "text" and "image" blocks.`,
+    );
+  });
+}
+
+function imageSource(
+  source: unknown,
+  index: number,
+): Extract<ToolResultContentBlock, { type: "image" }>["source"] {
+  const value = (typeof source === "object" && source !== null ? source : {}) as Record<
+    string,
+    unknown
+  >;
+  if (
+    value.type === "base64" &&
+    typeof value.media_type === "string" &&
+    typeof value.data === "string"
+  ) {
+    return { type: "base64", media_type: value.media_type, data: value.data };
   }
-  return blocks as ToolResultContentBlock[];
+  if (value.type === "url" && typeof value.url === "string") return { type: "url", url: value.url };
+  return fail(
+    `content block ${index} is "image" without a usable "source": expected { type: "base64", media_type, data } or { type: "url", url }.`,
+  );
 }
 
 /** Confirms the result can travel to a provider and into a JSON state: throws if it cannot. */
@@ -120,17 +144,50 @@ export function capResultContent(
   let total = 0;
   for (const block of content) if (block.type === "text") total += block.text.length;
   if (total <= maxChars) return content;
-  return content.map((block) =>
-    block.type === "text"
-      ? {
-          type: "text",
-          text: capText(
-            block.text,
-            Math.max(1, Math.floor((maxChars * block.text.length) / total)),
-          ),
-        }
-      : block,
-  );
+  // One budget over all text blocks: the head from the first blocks, the tail from the last, one note between.
+  const head = takeText(content, Math.ceil(maxChars * 0.6), "head");
+  const tail = takeText(content, Math.floor(maxChars * 0.4), "tail");
+  const omitted = total - textLength(head) - textLength(tail);
+  return [...head, { type: "text", text: omissionNote(omitted, total, maxChars) }, ...tail];
+}
+
+/** Blocks from one end until `budget` characters of text; images within that span are kept. */
+function takeText(
+  blocks: ToolResultContentBlock[],
+  budget: number,
+  end: "head" | "tail",
+): ToolResultContentBlock[] {
+  const ordered = end === "head" ? blocks : [...blocks].reverse();
+  const taken: ToolResultContentBlock[] = [];
+  for (const block of ordered) {
+    if (budget <= 0) break;
+    if (block.type !== "text") {
+      taken.push(block);
+      continue;
+    }
+    if (block.text.length <= budget) {
+      taken.push(block);
+      budget -= block.text.length;
+      continue;
+    }
+    const text =
+      end === "head"
+        ? block.text.slice(0, safeCut(block.text, budget))
+        : block.text.slice(safeCut(block.text, block.text.length - budget));
+    taken.push({ type: "text", text });
+    budget = 0;
+  }
+  return end === "head" ? taken : taken.reverse();
+}
+
+function textLength(blocks: ToolResultContentBlock[]): number {
+  let length = 0;
+  for (const block of blocks) if (block.type === "text") length += block.text.length;
+  return length;
+}
+
+function omissionNote(omitted: number, total: number, maxChars: number): string {
+  return `[… ${omitted} characters omitted of ${total}: the result was longer than the ${maxChars}-character cap. Ask for a narrower part if you need the middle. …]`;
 }
 
 export function capText(text: string, maxChars: number): string {
@@ -138,7 +195,7 @@ export function capText(text: string, maxChars: number): string {
   const headLength = safeCut(text, Math.ceil(maxChars * 0.6));
   const tailStart = safeCut(text, text.length - Math.floor(maxChars * 0.4));
   const omitted = tailStart - headLength;
-  return `${text.slice(0, headLength)}\n\n[… ${omitted} characters omitted of ${text.length}: the result was longer than the ${maxChars}-character cap. Ask for a narrower part if you need the middle. …]\n\n${text.slice(tailStart)}`;
+  return `${text.slice(0, headLength)}\n\n${omissionNote(omitted, text.length, maxChars)}\n\n${text.slice(tailStart)}`;
 }
 
 /** Moves a cut index off the second half of a surrogate pair. */

@@ -91,7 +91,7 @@ function zod3JsonSchema(schema: unknown): JsonSchema {
   return convert(schema, { target: "jsonSchema7", $refStrategy: "none" });
 }
 
-/** Drops `$schema` (providers reject it) and makes sure the top level is an object schema. */
+/** Drops `$schema`, which providers reject. */
 function clean(schema: JsonSchema): JsonSchema {
   const { $schema: _drop, ...rest } = schema;
   return rest;

@@ -198,22 +198,49 @@ describe("a return value skein cannot send becomes an is_error result that says 
     );
     expect(noSource.toolResults[0]?.is_error).toBe(true);
     expect(textOfBlock(noSource.toolResults[0])).toMatch(
-      /content block 1 is "image" without a "source"/,
+      /content block 1 is "image" without a usable "source"/,
     );
   });
 
-  it("a circular object inside the content", async () => {
+  it("a circular or BigInt extra field on a block: the block is copied to its plain shape", async () => {
     const block: Record<string, unknown> = { type: "text", text: "hi" };
     block.self = block;
-    const run = await runCall(returning({ content: [block] }), {});
-    expect(run.toolResults[0]?.is_error).toBe(true);
-    expect(textOfBlock(run.toolResults[0])).toMatch(/could not be serialised.*circular/i);
+    const circular = await runCall(returning({ content: [block] }), {});
+    expect(circular.toolResults).toEqual([
+      {
+        type: "tool_result",
+        tool_use_id: "call_1",
+        content: [{ type: "text", text: "hi" }],
+        is_error: false,
+      },
+    ]);
+    const big = await runCall(returning([{ type: "text", text: "hi", size: 10n }]), {});
+    expect(big.toolResults).toEqual([
+      {
+        type: "tool_result",
+        tool_use_id: "call_1",
+        content: [{ type: "text", text: "hi" }],
+        is_error: false,
+      },
+    ]);
   });
 
-  it("a BigInt inside the content", async () => {
-    const run = await runCall(returning([{ type: "text", text: "hi", size: 10n }]), {});
-    expect(run.toolResults[0]?.is_error).toBe(true);
-    expect(textOfBlock(run.toolResults[0])).toMatch(/could not be serialised.*BigInt/i);
+  it("an image block whose source is null or lacks its data", async () => {
+    for (const source of [null, { type: "base64", media_type: "image/png" }, { type: "url" }]) {
+      const run = await runCall(returning([{ type: "image", source }]), {});
+      expect(run.toolResults[0]?.is_error).toBe(true);
+      expect(textOfBlock(run.toolResults[0])).toMatch(
+        /content block 0 is "image" without a usable "source"/,
+      );
+    }
+  });
+
+  it("blocks are copied: a tool that changes its returned array later does not change the transcript", async () => {
+    const blocks = [{ type: "text" as const, text: "original" }];
+    const run = await runCall(returning(blocks), {});
+    blocks[0]!.text = "changed";
+    blocks.push({ type: "text", text: "added" });
+    expect(run.toolResults[0]?.content).toEqual([{ type: "text", text: "original" }]);
   });
 
   it("a BigInt or a cycle in details does not break the run, and the model still gets the content", async () => {

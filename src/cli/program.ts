@@ -1,0 +1,180 @@
+import { readFileSync } from "node:fs";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { createAgent, SkeinError } from "../index.ts";
+import { runDemo } from "./demo.ts";
+import { CliError } from "./failure.ts";
+import { oneLine } from "./format.ts";
+import {
+  PROVIDER_NAMES,
+  type ProviderFlags,
+  type ProviderName,
+  resolveProvider,
+} from "./provider.ts";
+import { createRenderer } from "./render.ts";
+import { runAgent } from "./run-agent.ts";
+import { printError, processTerminal, type Terminal } from "./terminal.ts";
+
+interface RunFlags extends ProviderFlags {
+  maxTurns?: number;
+  json?: boolean;
+}
+
+const ENVIRONMENT = `
+Environment:
+  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   for --provider anthropic (the base URL without /v1)
+  OPENAI_API_KEY, OPENAI_BASE_URL         for --provider openai (the base URL with /v1)
+  A key is needed only for the provider's own host; --base-url for a local server needs none.
+
+Examples:
+  skein "what does this repository do?"
+  skein --provider openai --base-url http://localhost:11434/v1 --model qwen3 "hello"
+  skein --json "hello" | jq -c 'select(.type == "result")'
+  skein demo`;
+
+/**
+ * Parses `argv` (without `node` and the script) and runs the command. Resolves with the exit
+ * code; never throws: every failure becomes one line on stderr.
+ */
+export async function runCli(
+  argv: readonly string[],
+  terminal: Terminal = processTerminal(),
+): Promise<number> {
+  let exitCode = 0;
+  const program = new Command("skein")
+    .description("Run a skein agent on a prompt, in the current directory.")
+    .version(packageVersion(), "-V, --version")
+    .argument(
+      "[prompt...]",
+      "what to ask (read from stdin when not given and stdin is not a terminal)",
+    )
+    .addOption(providerOption())
+    .option("-m, --model <id>", "the model id (default: the provider's default model)")
+    .option(
+      "--base-url <url>",
+      "the API's base URL (default: $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL, else the provider's)",
+      parseURL,
+    )
+    .option("--max-turns <n>", "model calls at most (default 100)", parseTurns)
+    .option("--json", "print the event stream as NDJSON on stdout, one event a line")
+    .addHelpText("after", ENVIRONMENT)
+    .enablePositionalOptions()
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
+    .action(async (words: string[], flags: RunFlags, command: Command) => {
+      const prompt = await readPrompt(words);
+      if (prompt === undefined) {
+        command.outputHelp({ error: true });
+        exitCode = 1;
+        return;
+      }
+      exitCode = await runPrompt(prompt, flags, terminal);
+    });
+
+  program
+    .command("demo")
+    .description(
+      "run an example agent offline: skein's mock server plays the model (no key, no network)",
+    )
+    .addOption(providerOption())
+    .option("--json", "print the event stream as NDJSON on stdout, one event a line")
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
+    .action(async (_flags: unknown, command: Command) => {
+      // `skein --json demo` and `skein demo --json` alike: the program's options count too.
+      const flags = command.optsWithGlobals<{ provider?: ProviderName; json?: boolean }>();
+      exitCode = await runDemo({
+        provider: flags.provider ?? "anthropic",
+        json: flags.json === true,
+        terminal,
+      });
+    });
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return exitCode;
+  } catch (error) {
+    // Commander has already printed its own message (usage errors), or this is --help / --version.
+    if (error instanceof CommanderError) return error.exitCode;
+    printError(terminal, messageOf(error));
+    return 1;
+  }
+}
+
+async function runPrompt(prompt: string, flags: RunFlags, terminal: Terminal): Promise<number> {
+  const provider = resolveProvider(flags);
+  const renderer = createRenderer({ json: flags.json === true, terminal });
+  if (!flags.json) {
+    renderer.notice(
+      terminal.colors.dim(`skein · ${provider.name} ${provider.modelId} at ${provider.baseURL}`),
+    );
+  }
+  const agent = createAgent({
+    model: provider.model,
+    systemPrompt: `You are skein, an agent run from the command line in the directory ${process.cwd()}. Answer concisely.`,
+    ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+  });
+  return runAgent({
+    agent,
+    prompt,
+    renderer,
+    terminal,
+    failure: {
+      provider: provider.name,
+      modelId: provider.modelId,
+      ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+    },
+  });
+}
+
+/** The words given, or stdin when none were and stdin is not a terminal; undefined to show the help. */
+async function readPrompt(words: string[]): Promise<string | undefined> {
+  let prompt = words.join(" ");
+  if (words.length === 0) {
+    if (process.stdin.isTTY) return undefined;
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    prompt = Buffer.concat(chunks).toString("utf8");
+  }
+  if (prompt.trim() === "")
+    throw new CliError('the prompt is empty; pass one, such as skein "hello", or try skein demo');
+  return prompt;
+}
+
+function providerOption(): Option {
+  return new Option("--provider <name>", "the API protocol (default: anthropic)").choices(
+    PROVIDER_NAMES,
+  );
+}
+
+function parseURL(value: string): string {
+  try {
+    new URL(value);
+    return value;
+  } catch {
+    throw new InvalidArgumentError("it must be an absolute URL, such as http://localhost:8080.");
+  }
+}
+
+function parseTurns(value: string): number {
+  const turns = Number(value);
+  if (!Number.isInteger(turns) || turns < 1) {
+    throw new InvalidArgumentError("it must be a whole number of turns, 1 or more.");
+  }
+  return turns;
+}
+
+/** One readable line, never a stack: our own errors and skein's say what to do. */
+function messageOf(error: unknown): string {
+  if (error instanceof CliError || SkeinError.isInstance(error)) return oneLine(error.message);
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return `unexpected error: ${oneLine(text)}`;
+}
+
+function packageVersion(): string {
+  try {
+    const url = new URL("../../package.json", import.meta.url);
+    return (JSON.parse(readFileSync(url, "utf8")) as { version: string }).version;
+  } catch {
+    return "unknown";
+  }
+}
