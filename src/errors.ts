@@ -1,3 +1,4 @@
+import { homedir } from "node:os";
 import type { Message } from "./model/messages.ts";
 
 const brand = Symbol.for("skein.error");
@@ -203,4 +204,29 @@ export function apiErrorFor(
     default:
       return status >= 500 ? new InternalServerError(message, init) : new APIError(message, init);
   }
+}
+
+const STACK_FRAME = /^\s*at .*$/gm;
+
+/**
+ * The message of a thrown value as the model may read it (RELIABILITY B1): no stack frames, and
+ * the working directory and home directory written as "." and "~" so no host path leaks. Apps
+ * get the raw message on the result's `details`.
+ */
+export function messageForModel(value: unknown): string {
+  let text = describeThrown(value)
+    .message.replace(STACK_FRAME, "")
+    .replace(/\n{2,}/g, "\n")
+    .trim();
+  for (const [path, replacement] of hostPaths())
+    if (path.length > 1) text = text.split(path).join(replacement);
+  return text || "(no message)";
+}
+
+function hostPaths(): [string, string][] {
+  // The longer path first: the working directory usually lies inside the home directory.
+  return [
+    [process.cwd(), "."],
+    [homedir(), "~"],
+  ].sort((a, b) => b[0]!.length - a[0]!.length) as [string, string][];
 }

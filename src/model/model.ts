@@ -33,7 +33,8 @@ export type ModelStreamEvent =
   | {
       type: "retry";
       attempt: number;
-      delayMs: number;
+      /** How long the provider waits before the next attempt, when it says. */
+      delayMs?: number;
       error: { name: string; message: string; status?: number };
     }
   | {

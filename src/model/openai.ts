@@ -250,7 +250,8 @@ class OpenAIDecoder implements StreamDecoder {
   #toolCallDelta(call: Record<string, unknown>): void {
     const index = typeof call.index === "number" ? call.index : this.#calls.length;
     const fn = (call.function ?? {}) as { name?: string; arguments?: string };
-    const current = (this.#calls[index] ??= { id: "", name: "", arguments: "" });
+    const current = this.#calls[index] ?? { id: "", name: "", arguments: "" };
+    this.#calls[index] = current;
     if (typeof call.id === "string" && call.id) current.id = call.id;
     if (typeof fn.name === "string") current.name += fn.name;
     if (typeof fn.arguments === "string") current.arguments += fn.arguments;

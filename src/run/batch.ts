@@ -1,4 +1,4 @@
-import { describeThrown } from "../errors.ts";
+import { messageForModel } from "../errors.ts";
 import type { ToolResultBlock } from "../model/messages.ts";
 import { untilAborted } from "./abortable.ts";
 import {
@@ -161,7 +161,7 @@ async function checkBatchPolicy(records: CallRecord[], env: CallEnvironment): Pr
     }
     rejectAll(
       records,
-      `The tool batch policy failed (${describeThrown(error).message}), so no tool in this reply ran. Try the calls again, or fewer at once.`,
+      `The tool batch policy failed (tool_batch_policy_error: ${messageForModel(error)}), so no tool in this reply ran. Try the calls again, or fewer at once.`,
       "tool_batch_policy_error",
     );
     return;
@@ -179,7 +179,7 @@ async function checkBatchPolicy(records: CallRecord[], env: CallEnvironment): Pr
   ) {
     rejectAll(
       records,
-      "The tool batch policy returned no decision, so no tool in this reply ran.",
+      "The tool batch policy returned no decision (tool_batch_policy_error), so no tool in this reply ran.",
       "tool_batch_policy_error",
     );
     return;

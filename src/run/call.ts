@@ -1,4 +1,4 @@
-import { describeThrown, type ToolTimeoutError } from "../errors.ts";
+import { messageForModel, type ToolTimeoutError } from "../errors.ts";
 import { assertSerialisable, InvalidToolResultError } from "../tools/result.ts";
 import type { ToolCall, ToolDefinition, ToolResult, ToolRuntime } from "../tools/types.ts";
 import type { EngineConfig } from "./config.ts";
@@ -97,8 +97,7 @@ export async function resultFromValue(
     assertSerialisable(result);
     return result;
   } catch (error) {
-    const reason =
-      error instanceof InvalidToolResultError ? error.message : describeThrown(error).message;
+    const reason = error instanceof InvalidToolResultError ? error.message : messageForModel(error);
     return errorResult(
       `Tool "${record.name}" returned a result skein cannot use: ${reason}`,
       "invalid_result",

@@ -1,5 +1,4 @@
-import { homedir } from "node:os";
-import { describeThrown, ToolTimeoutError } from "../errors.ts";
+import { describeThrown, messageForModel, ToolTimeoutError } from "../errors.ts";
 import type { CustomEvent, ToolContext, ToolRuntime } from "../tools/types.ts";
 import {
   type CallEnvironment,
@@ -155,11 +154,9 @@ async function settle(
     case "threw":
       record.result = env.signal.aborted
         ? cancelledResult(record, "while it was running")
-        : errorResult(
-            `Tool "${record.name}" failed: ${redactHome(describeThrown(settled.error).message)}`,
-            "threw",
-            { error: describeThrown(settled.error) },
-          );
+        : errorResult(`Tool "${record.name}" failed: ${messageForModel(settled.error)}`, "threw", {
+            error: describeThrown(settled.error),
+          });
       return;
     case "value":
       record.result = await resultFromValue(record, runtime, settled.value);
@@ -173,10 +170,4 @@ function isAsyncIterator(value: unknown): value is AsyncGenerator<unknown, unkno
     typeof (value as { next?: unknown }).next === "function" &&
     typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
   );
-}
-
-/** The user's home directory is nobody else's business, and the model does not need it. */
-const home = homedir();
-function redactHome(text: string): string {
-  return home.length > 1 ? text.split(home).join("~") : text;
 }

@@ -1,4 +1,4 @@
-import { describeThrown } from "../errors.ts";
+import { describeThrown, messageForModel } from "../errors.ts";
 import type { ToolResultBlock } from "../model/messages.ts";
 import { assertSerialisable, capResultContent, toolResultFromReturn } from "../tools/result.ts";
 import { untilAborted } from "./abortable.ts";
@@ -39,7 +39,7 @@ export async function finalizeCall(
           assertSerialisable(result);
         } catch (error) {
           result = errorResult(
-            `The afterToolCall hook returned an unusable result for tool "${record.name}": ${describeThrown(error).message}`,
+            `The afterToolCall hook returned an unusable result for tool "${record.name}": ${messageForModel(error)}`,
             "invalid_result",
           );
         }
@@ -48,7 +48,7 @@ export async function finalizeCall(
       // An abort while the hook ran leaves the result as it was.
       if (!env.signal.aborted)
         result = errorResult(
-          `The afterToolCall hook failed for tool "${record.name}": ${describeThrown(error).message}`,
+          `The afterToolCall hook failed for tool "${record.name}": ${messageForModel(error)}`,
           "threw",
         );
     }

@@ -12,7 +12,7 @@ import { Batch } from "./batch.ts";
 import { type CallEnvironment, type CallRecord, errorResult, newCallRecord } from "./call.ts";
 import { callModel, resolveModel } from "./model-turn.ts";
 import { pausedState, type RestoredRun, resumedRecords } from "./state.ts";
-import type { ErrorInfo, PendingToolCall, SDKResultMessage, Step } from "./types.ts";
+import type { ErrorInfo, PendingToolCall, SDKResultMessage, Step, StepToolCall } from "./types.ts";
 
 /** Everything one run carries from turn to turn. */
 export interface RunContext extends CallEnvironment {
@@ -142,7 +142,11 @@ async function runTurn(run: RunContext, model: Model): Promise<TurnOutcome> {
     appendResults(run, records, outcome.blocks as ToolResultBlock[]);
     throwIfAborted(run);
   }
-  if (outcome.paused) return { kind: "paused", records, blocks: outcome.blocks };
+  if (outcome.paused) {
+    // The calls that already ran show on the paused result's steps; the rest join on resume.
+    run.steps.at(-1)!.toolCalls = stepCalls(records.filter((record) => !record.pending));
+    return { kind: "paused", records, blocks: outcome.blocks };
+  }
   return completeBatch(run, records, outcome.blocks as ToolResultBlock[]);
 }
 
@@ -187,8 +191,6 @@ function completeBatch(
       kind: "failed",
       error: { name: failed.failRun.name, message: failed.failRun.message },
     };
-  const stopped = records.find((record) => record.stop);
-  if (stopped) return { kind: "final", result: textOf(stopped.result!.content) };
   const ending = records.find((record) => record.result!.endTurn === true);
   if (ending) {
     return {
@@ -197,6 +199,8 @@ function completeBatch(
       structuredResult: ending.result!.structuredResult,
     };
   }
+  const stopped = records.find((record) => record.stop);
+  if (stopped) return { kind: "final", result: textOf(stopped.result!.content) };
   if (records.every((record) => record.result!.terminate === true)) {
     return { kind: "final", result: textOf(records[0]!.result!.content) };
   }
@@ -205,8 +209,11 @@ function completeBatch(
 
 function appendResults(run: RunContext, records: CallRecord[], blocks: ToolResultBlock[]): void {
   run.messages.push({ role: "user", content: blocks });
-  const step = run.steps.at(-1)!;
-  step.toolCalls = records.map((record) => ({
+  run.steps.at(-1)!.toolCalls = stepCalls(records);
+}
+
+function stepCalls(records: CallRecord[]): StepToolCall[] {
+  return records.map((record) => ({
     callId: record.id,
     name: record.name,
     input: record.input,

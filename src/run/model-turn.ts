@@ -71,8 +71,15 @@ export async function callModel(options: {
             emit(event);
             break;
           case "thinking_delta":
-          case "retry":
             emit(event);
+            break;
+          case "retry":
+            emit({
+              type: "retry",
+              attempt: event.attempt,
+              delayMs: event.delayMs ?? 0,
+              error: event.error,
+            });
             break;
           case "tool_call":
             options.onToolCall?.(event);

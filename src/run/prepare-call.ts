@@ -1,4 +1,4 @@
-import { describeThrown } from "../errors.ts";
+import { messageForModel } from "../errors.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import { formatValidationIssues } from "../tools/schema.ts";
 import type { ToolRuntime } from "../tools/types.ts";
@@ -67,7 +67,7 @@ export async function prepareCall(record: CallRecord, env: CallEnvironment): Pro
       }
     } catch (error) {
       record.result = errorResult(
-        `Tool "${record.name}" could not prepare its arguments: ${describeThrown(error).message}`,
+        `Tool "${record.name}" could not prepare its arguments: ${messageForModel(error)}`,
         "invalid_input",
       );
       return;
@@ -88,7 +88,7 @@ export async function prepareCall(record: CallRecord, env: CallEnvironment): Pro
         return;
       }
       record.result = errorResult(
-        `The beforeToolCall hook failed for tool "${record.name}": ${describeThrown(error).message}`,
+        `The beforeToolCall hook failed for tool "${record.name}": ${messageForModel(error)}`,
         "blocked",
       );
       return;
@@ -121,7 +121,7 @@ async function validateInto(
     outcome = await runtime.validate(input);
   } catch (error) {
     record.result = errorResult(
-      `Invalid input for tool "${record.name}": ${describeThrown(error).message}`,
+      `Invalid input for tool "${record.name}": ${messageForModel(error)}`,
       "invalid_input",
     );
     return false;
@@ -150,10 +150,22 @@ function classify(record: CallRecord, runtime: ToolRuntime, config: EngineConfig
   }
   if (runtime.resourceKeys) {
     try {
-      const keys = runtime.resourceKeys(record.input);
-      record.keys = Array.isArray(keys) ? keys.map(String) : [];
+      const keys: unknown = runtime.resourceKeys(record.input);
+      const list = resourceKeyList(keys);
+      // A rule that answers something unreadable fails closed: the call runs alone.
+      if (list) record.keys = list;
+      else record.exclusive = true;
     } catch {
       record.exclusive = true;
     }
   }
+}
+
+/** Keys as a list: an array or any iterable of them, or one string; nothing means no keys. */
+function resourceKeyList(keys: unknown): string[] | undefined {
+  if (keys === undefined || keys === null) return [];
+  if (typeof keys === "string") return [keys];
+  if (typeof keys === "object" && Symbol.iterator in keys)
+    return Array.from(keys as Iterable<unknown>, String);
+  return undefined;
 }

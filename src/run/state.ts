@@ -1,4 +1,4 @@
-import { describeThrown, ResumeError, ToolTimeoutError } from "../errors.ts";
+import { messageForModel, ResumeError, ToolTimeoutError } from "../errors.ts";
 import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
@@ -202,7 +202,7 @@ async function outputResult(record: CallRecord, output: unknown): Promise<ToolRe
       value = await runtime.onResponse(output, record.input);
     } catch (error) {
       return errorResult(
-        `The response for "${record.name}" was rejected: ${describeThrown(error).message}`,
+        `The response for "${record.name}" was rejected: ${messageForModel(error)}`,
         "invalid_result",
       );
     }

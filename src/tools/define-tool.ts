@@ -1,5 +1,5 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { ConfigurationError, describeThrown } from "../errors.ts";
+import { ConfigurationError, describeThrown, messageForModel } from "../errors.ts";
 import { assertFunction, assertKnownOptions, DEFINE_TOOL_KEYS, describeValue } from "../options.ts";
 import { createToolDefinition } from "./definition.ts";
 import { InvalidToolResultError, toolResultFromData } from "./result.ts";
@@ -206,11 +206,11 @@ function rejectOnThrow(run: () => unknown, value: unknown): MaybePromise<Validat
     if (parsed instanceof Promise) {
       return parsed.then(read, (error: unknown) => ({
         ok: false,
-        issues: [{ path: [], message: describeThrown(error).message }],
+        issues: [{ path: [], message: messageForModel(error) }],
       }));
     }
     return read(parsed);
   } catch (error) {
-    return { ok: false, issues: [{ path: [], message: describeThrown(error).message }] };
+    return { ok: false, issues: [{ path: [], message: messageForModel(error) }] };
   }
 }

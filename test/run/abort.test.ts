@@ -7,6 +7,7 @@ import {
   drain,
   expectValidTranscript,
   Gates,
+  noEager,
   resultText,
   toolResultsOf,
 } from "./helpers.ts";
@@ -212,10 +213,11 @@ describe("aborting a run mid-batch (B10)", () => {
     expect(seen).toEqual([
       "run_start",
       "turn_start",
+      // Eager execution: the calls are prepared as their blocks complete, before the reply is.
+      "tool_start",
+      "tool_start",
+      "tool_start",
       "message",
-      "tool_start",
-      "tool_start",
-      "tool_start",
       "tool_end",
       "tool_end",
       "tool_end",
@@ -301,20 +303,32 @@ describe("aborting outside a batch", () => {
 });
 
 describe("aborting while the batch is being prepared", () => {
-  it("runs no handler when the abort comes during a beforeToolCall hook, and still answers every call", async () => {
-    let ran = 0;
+  /**
+   * Three safe calls; the beforeToolCall hook of `b` waits until the test lets it return. `a`'s
+   * handler, if it starts, runs until it sees the abort. The test aborts while `b`'s hook waits,
+   * after the reply is complete (the stream's `message` event was seen).
+   */
+  function hookAbortRun({ eager }: { eager: boolean }) {
+    const ran: string[] = [];
+    const aSawAbort: boolean[] = [];
     const work = tool(
       "work",
       "Work",
       z.object({ id: z.string() }),
-      async () => {
-        ran++;
-        return "ran";
+      async ({ id }, ctx) => {
+        ran.push(id);
+        if (id !== "a") return "ran";
+        await new Promise<void>((resolve) =>
+          ctx.signal.addEventListener("abort", () => resolve(), { once: true }),
+        );
+        aSawAbort.push(ctx.signal.aborted);
+        throw ctx.signal.reason;
       },
       { isConcurrencySafe: () => true },
     );
     const inHook = deferred();
     const hookMayReturn = deferred();
+    const replied = deferred();
     const model = scriptedModel([
       { toolCalls: ["a", "b", "c"].map((id) => ({ id, name: "work", input: { id } })) },
     ]);
@@ -324,6 +338,7 @@ describe("aborting while the batch is being prepared", () => {
       const stream = createBareAgent({
         model,
         tools: [work],
+        ...(eager ? {} : { toolBatchPolicy: noEager }),
         hooks: {
           beforeToolCall: async ({ callId }) => {
             if (callId !== "b") return;
@@ -333,17 +348,26 @@ describe("aborting while the batch is being prepared", () => {
         },
       }).stream("go", { signal: controller.signal });
       for await (const event of stream) {
+        if (event.type === "message") replied.resolve();
         if (event.type === "tool_start" || event.type === "tool_end")
           seen.push(`${event.type}:${event.callId}`);
       }
     };
     const consumed = consume().catch((thrown: unknown) => thrown);
-    await inHook.promise;
-    controller.abort();
-    hookMayReturn.resolve();
-    const error = (await consumed) as AbortError;
+    const abortInHook = async () => {
+      await Promise.all([inHook.promise, replied.promise]);
+      controller.abort();
+      hookMayReturn.resolve();
+      return (await consumed) as AbortError;
+    };
+    return { ran, aSawAbort, seen, abortInHook };
+  }
+
+  it("without eager execution (pass-through batch policy), runs no handler when the abort comes during a beforeToolCall hook, and still answers every call", async () => {
+    const { ran, seen, abortInHook } = hookAbortRun({ eager: false });
+    const error = await abortInHook();
     expect(error.name).toBe("AbortError");
-    expect(ran).toBe(0);
+    expect(ran).toEqual([]);
     expect(seen).toEqual([
       "tool_start:a",
       "tool_start:b",
@@ -358,6 +382,33 @@ describe("aborting while the batch is being prepared", () => {
       true,
       true,
     ]);
+  });
+
+  it("with eager execution, cancels through its signal the safe call that started before a later call's hook, runs no other handler, and still answers every call", async () => {
+    const { ran, aSawAbort, seen, abortInHook } = hookAbortRun({ eager: true });
+    const error = await abortInHook();
+    expect(error.name).toBe("AbortError");
+    // `a` may start early (before `b`'s hook); `b` and `c` never start.
+    expect(ran).toEqual(["a"]);
+    expect(aSawAbort).toEqual([true]);
+    expect(seen).toEqual([
+      "tool_start:a",
+      "tool_start:b",
+      "tool_start:c",
+      "tool_end:a",
+      "tool_end:b",
+      "tool_end:c",
+    ]);
+    expectValidTranscript(error.messages);
+    const blocks = toolResultsOf(error.messages.at(-1));
+    expect(blocks.map((block) => [block.tool_use_id, block.is_error])).toEqual([
+      ["a", true],
+      ["b", true],
+      ["c", true],
+    ]);
+    expect(resultText(blocks[0])).toMatch(/cancelled while it was running/);
+    expect(resultText(blocks[1])).toMatch(/cancelled before it started/);
+    expect(resultText(blocks[2])).toMatch(/cancelled before it started/);
   });
 });
 

@@ -161,8 +161,9 @@ describe("progress after a call ended", () => {
     expect(labels(events)).toEqual([
       "run_start",
       "turn_start",
-      "message",
+      // Eager execution: the call is prepared as its block completes, before the reply is.
       "tool_start:l",
+      "message",
       "tool_update:l",
       "tool_end:l",
       "turn_end",

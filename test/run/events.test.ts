@@ -52,9 +52,11 @@ describe("the event stream", () => {
       "run_start",
       "turn_start",
       "text_delta",
-      "message",
+      // Eager execution: each call is prepared (tool_start) as its tool_use block completes in
+      // the stream; neither tool is concurrency-safe, so both handlers wait for the reply.
       "tool_start:idx",
       "tool_start:rows",
+      "message",
       "tool_update:idx",
       "tool_update:idx",
       "tool_update:rows",

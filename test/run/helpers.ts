@@ -182,3 +182,10 @@ export function expectValidTranscript(messages: Message[]): void {
   );
   expect(answered.sort()).toEqual([...allIds].sort());
 }
+
+/**
+ * A batch policy that allows every batch. Setting any `toolBatchPolicy` turns eager execution
+ * off (DESIGN: a policy sees the whole batch before any handler runs), so tests that assert the
+ * non-eager order of decision 5 ("all of them before the first handler") pass this one.
+ */
+export const noEager = { validate: () => ({ allowed: true as const }) };

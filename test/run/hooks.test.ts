@@ -189,8 +189,9 @@ describe("onToolResult", () => {
     expect(labels(events)).toEqual([
       "run_start",
       "turn_start",
-      "message",
+      // Eager execution: the call is prepared as its block completes, before the reply is.
       "tool_start:c1",
+      "message",
       "hook_error:c1",
       "tool_end:c1",
       "turn_end",

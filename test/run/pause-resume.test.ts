@@ -82,10 +82,13 @@ describe("pausing for the app", () => {
     expect(labels(events)).toEqual([
       "run_start",
       "turn_start",
-      "message",
+      // Eager execution: calls are prepared, one after another, as their blocks complete in the
+      // stream. The scripted stream has no network delay, so the prepare chain falls behind it
+      // and the message comes before l2's tool_start.
       "tool_start:l1",
       "tool_start:r1",
       "tool_start:q1",
+      "message",
       "tool_start:l2",
       "tool_end:l1",
       "tool_end:l2",

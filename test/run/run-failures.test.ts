@@ -1,8 +1,14 @@
-import { createBareAgent, type Model, type ModelStreamEvent, tool } from "skein";
+import {
+  createBareAgent,
+  type Model,
+  type ModelStreamEvent,
+  type SDKResultMessage,
+  tool,
+} from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { collect, expectValidTranscript, labels } from "./helpers.ts";
+import { collect, deferred, drain, expectValidTranscript, labels, noEager } from "./helpers.ts";
 
 const ping = tool("ping", "Ping", z.object({}), async () => "pong");
 
@@ -79,32 +85,149 @@ describe("a model that fails", () => {
     expectValidTranscript(result.messages);
   });
 
-  it("keeps partial text as an incomplete assistant message and never runs the failed turn's tool calls", async () => {
-    let ran = 0;
-    const counted = tool("counted", "Counted", z.object({}), async () => {
-      ran++;
-      return "ran";
-    });
-    const model: Model = {
+  /** A stream that sends some text and a complete tool call, then fails. */
+  function failingAfterToolCall(beforeFailing: () => Promise<void> = async () => {}): Model {
+    return {
       provider: "test",
       modelId: "flaky",
       async *stream(): AsyncGenerator<ModelStreamEvent> {
         yield { type: "text_delta", text: "Half an ans" };
         yield { type: "tool_call", id: "t1", name: "counted", input: {} };
+        await beforeFailing();
         throw Object.assign(new Error("connection reset"), { status: 502 });
       },
     };
-    const { events, result } = await collect(
-      createBareAgent({ model, tools: [counted] }).stream("go"),
-    );
-    expect(ran).toBe(0);
+  }
+
+  function expectFailedTurn(result: SDKResultMessage) {
     expect(result.subtype).toBe("error_during_execution");
     expect(result.error).toEqual({ name: "Error", message: "connection reset", status: 502 });
+    // The call is in no transcript the model will see: only the partial text is kept.
     expect(result.messages).toEqual([
       { role: "user", content: "go" },
       { role: "assistant", content: [{ type: "text", text: "Half an ans" }], incomplete: true },
     ]);
+    expect(result.steps).toEqual([]);
+  }
+
+  it("without eager execution (pass-through batch policy), keeps partial text as an incomplete assistant message and never runs or reports the failed turn's tool calls", async () => {
+    let ran = 0;
+    const counted = tool("counted", "Counted", z.object({}), async () => {
+      ran++;
+      return "ran";
+    });
+    const { events, result } = await collect(
+      createBareAgent({
+        model: failingAfterToolCall(),
+        tools: [counted],
+        toolBatchPolicy: noEager,
+      }).stream("go"),
+    );
+    expect(ran).toBe(0);
+    expectFailedTurn(result);
     expect(labels(events)).toEqual(["run_start", "turn_start", "text_delta", "result"]);
+  });
+
+  it("with eager execution, never runs an unsafe call of the failed turn, but reports its end as cancelled", async () => {
+    let ran = 0;
+    const counted = tool("counted", "Counted", z.object({}), async () => {
+      ran++;
+      return "ran";
+    });
+    const { events, result } = await collect(
+      createBareAgent({ model: failingAfterToolCall(), tools: [counted] }).stream("go"),
+    );
+    expect(ran).toBe(0);
+    expectFailedTurn(result);
+    expect(labels(events)).toEqual([
+      "run_start",
+      "turn_start",
+      "text_delta",
+      "tool_start:t1",
+      "tool_end:t1",
+      "result",
+    ]);
+    expect(events.find((event) => event.type === "tool_end")).toMatchObject({
+      isError: true,
+      result: { content: expect.stringMatching(/cancelled/), isError: true },
+      details: { reason: "aborted" },
+    });
+  });
+
+  it("with eager execution, cancels through its signal a safe call that started before the reply failed", async () => {
+    const started = deferred();
+    const sawAbort: boolean[] = [];
+    const counted = tool(
+      "counted",
+      "Counted",
+      z.object({}),
+      async (_input, ctx) => {
+        started.resolve();
+        await new Promise<void>((resolve) =>
+          ctx.signal.addEventListener("abort", () => resolve(), { once: true }),
+        );
+        sawAbort.push(ctx.signal.aborted);
+        throw ctx.signal.reason;
+      },
+      { isConcurrencySafe: () => true },
+    );
+    // The stream fails only once the call's handler is running.
+    const model = failingAfterToolCall(() => started.promise);
+    const { events, result } = await collect(
+      createBareAgent({ model, tools: [counted] }).stream("go"),
+    );
+    expect(sawAbort).toEqual([true]);
+    expectFailedTurn(result);
+    expect(labels(events)).toEqual([
+      "run_start",
+      "turn_start",
+      "text_delta",
+      "tool_start:t1",
+      "tool_end:t1",
+      "result",
+    ]);
+    expect(events.find((event) => event.type === "tool_end")).toMatchObject({
+      isError: true,
+      result: { content: expect.stringMatching(/cancelled/), isError: true },
+      details: { reason: "aborted" },
+    });
+  });
+
+  it("with eager execution, answers as cancelled a safe call that even finished before the reply failed", async () => {
+    const finished = deferred();
+    let ran = 0;
+    const counted = tool(
+      "counted",
+      "Counted",
+      z.object({}),
+      async () => {
+        ran++;
+        finished.resolve();
+        return "ran";
+      },
+      { isConcurrencySafe: () => true },
+    );
+    const model = failingAfterToolCall(async () => {
+      await finished.promise;
+      await drain();
+    });
+    const { events, result } = await collect(
+      createBareAgent({ model, tools: [counted] }).stream("go"),
+    );
+    expect(ran).toBe(1);
+    expectFailedTurn(result);
+    expect(labels(events)).toEqual([
+      "run_start",
+      "turn_start",
+      "text_delta",
+      "tool_start:t1",
+      "tool_end:t1",
+      "result",
+    ]);
+    expect(events.find((event) => event.type === "tool_end")).toMatchObject({
+      isError: true,
+      result: { content: expect.stringMatching(/cancelled/), isError: true },
+    });
   });
 
   it("fails, rather than finishing the turn, when the stream ends without its final message", async () => {

@@ -1,0 +1,157 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+/** The TypeScript entry, run through tsx: no build needed, same code as dist/cli/main.js. */
+const SOURCE_ENTRY = join(ROOT, "src/cli/main.ts");
+export const BUILT_ENTRY = join(ROOT, "dist/cli/main.js");
+
+export interface CliProcess {
+  child: ChildProcess;
+  /** Everything written so far. */
+  readonly stdout: string;
+  readonly stderr: string;
+  /** stdout as the chunks arrived: more than one chunk means the text streamed. */
+  readonly stdoutChunks: string[];
+  /** Resolves once stdout or stderr (as chosen) contains `text`. */
+  waitFor(stream: "stdout" | "stderr", text: string): Promise<void>;
+  exited: Promise<CliResult>;
+}
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  stdoutChunks: string[];
+}
+
+/**
+ * The environment of the test process without anything that would reach a real provider or
+ * change the output (keys, base URLs, colors), plus `env`. Non-TTY pipes only.
+ */
+export function cleanEnv(env: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (/^(ANTHROPIC_|OPENAI_|SKEIN_)/.test(name)) continue;
+    if (["NODE_OPTIONS", "FORCE_COLOR", "NO_COLOR"].includes(name)) continue;
+    base[name] = value;
+  }
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined) delete base[name];
+    else base[name] = value;
+  }
+  return base;
+}
+
+export function startCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; stdin?: string; built?: boolean } = {},
+): CliProcess {
+  const entry = options.built ? [BUILT_ENTRY] : ["--import", "tsx", SOURCE_ENTRY];
+  const child = spawn(process.execPath, [...entry, ...args], {
+    cwd: ROOT,
+    env: cleanEnv(options.env),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  const stdoutChunks: string[] = [];
+  const waiters: { stream: "stdout" | "stderr"; text: string; resolve: () => void }[] = [];
+  const check = () => {
+    for (const waiter of waiters.slice()) {
+      if ((waiter.stream === "stdout" ? stdout : stderr).includes(waiter.text)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve();
+      }
+    }
+  };
+  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+    stdoutChunks.push(chunk);
+    check();
+  });
+  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+    check();
+  });
+  if (options.stdin !== undefined) child.stdin!.end(options.stdin);
+  else child.stdin!.end();
+  const exited = new Promise<CliResult>((resolve, reject) => {
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr, stdoutChunks }));
+  });
+  return {
+    child,
+    get stdout() {
+      return stdout;
+    },
+    get stderr() {
+      return stderr;
+    },
+    stdoutChunks,
+    waitFor(stream, text) {
+      return new Promise<void>((resolve, reject) => {
+        waiters.push({ stream, text, resolve });
+        check();
+        exited.then(
+          (result) =>
+            reject(
+              new Error(
+                `the CLI exited (${result.code ?? result.signal}) before its ${stream} showed ${JSON.stringify(text)}.\nstdout: ${result.stdout}\nstderr: ${result.stderr}`,
+              ),
+            ),
+          reject,
+        );
+      });
+    },
+    exited,
+  };
+}
+
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; stdin?: string; built?: boolean } = {},
+): Promise<CliResult> {
+  return startCli(args, options).exited;
+}
+
+/** The lines of a text, without the empty one after the last newline. */
+export function lines(text: string): string[] {
+  return text.split("\n").filter((line, index, all) => line !== "" || index < all.length - 1);
+}
+
+/** A port on 127.0.0.1 with nothing listening: taken from the OS, then released. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Builds dist/ unless it is newer than every file under src/ (`npm run build` ran just before). */
+export async function ensureBuilt(): Promise<void> {
+  if (existsSync(BUILT_ENTRY) && newestIn(join(ROOT, "src")) <= statSync(BUILT_ENTRY).mtimeMs) {
+    return;
+  }
+  await new Promise<void>((resolve, reject) => {
+    const build = spawn("npm", ["run", "build"], { cwd: ROOT, stdio: "ignore" });
+    build.on("error", reject);
+    build.on("close", (code) =>
+      code === 0 ? resolve() : reject(new Error(`npm run build failed (${code})`)),
+    );
+  });
+}
+
+function newestIn(directory: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(directory, { withFileTypes: true })) {
+    const path = join(directory, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestIn(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}

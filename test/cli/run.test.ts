@@ -1,0 +1,138 @@
+/**
+ * `skein "prompt"` against a mock server on 127.0.0.1, through the real HTTP provider clients,
+ * spawned as a separate process with its environment pointing at the server.
+ */
+import { type MockServer, mockServer } from "skein/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { lines, runCli } from "./helpers.ts";
+
+let server: MockServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('skein "prompt"', () => {
+  it("streams the answer to stdout as it arrives and prints usage on stderr", async () => {
+    server = await mockServer({
+      script: [
+        {
+          text: "Hello from the mock model.",
+          usage: { inputTokens: 1200, outputTokens: 34, cacheReadInputTokens: 800 },
+          gapMs: 40,
+        },
+      ],
+    });
+    const result = await runCli(["say", "hello"], {
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("Hello from the mock model.\n");
+    // One write per word, 40 ms apart: the text arrived in pieces, not at the end.
+    expect(result.stdoutChunks.length).toBeGreaterThan(2);
+    const status = lines(result.stderr);
+    expect(status[0]).toBe(`skein · anthropic claude-sonnet-4-6 at ${server.url}`);
+    expect(status.at(-1)).toMatch(
+      /^usage: 1,200 input, 34 output tokens; 800 cache reads, 0 cache writes · 1 turn · [\d.]+ m?s$/,
+    );
+
+    expect(server.requests).toHaveLength(1);
+    const [request] = server.requests;
+    expect(request!.path).toBe("/v1/messages");
+    expect(request!.headers["x-api-key"]).toBe("test-key");
+    expect(request!.body).toMatchObject({
+      model: "claude-sonnet-4-6",
+      stream: true,
+      messages: [{ role: "user", content: [{ type: "text", text: "say hello" }] }],
+    });
+  });
+
+  it("--json prints the event stream as NDJSON, nothing else on stdout, ending with the result", async () => {
+    server = await mockServer({ script: [{ text: "Two words." }] });
+    const result = await runCli(["--json", "hi"], {
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout.endsWith("\n")).toBe(true);
+    const events = lines(result.stdout).map((line) => JSON.parse(line));
+    expect(events.map((event) => event.type)).toEqual([
+      "run_start",
+      "turn_start",
+      "text_delta",
+      "text_delta",
+      "message",
+      "turn_end",
+      "result",
+    ]);
+    expect(events.at(-1)).toMatchObject({
+      type: "result",
+      subtype: "success",
+      result: "Two words.",
+      numTurns: 1,
+    });
+    expect(result.stderr).toBe("");
+  });
+
+  it("--provider openai speaks chat completions at OPENAI_BASE_URL", async () => {
+    server = await mockServer({
+      script: [{ text: "Hi over chat completions.", usage: { inputTokens: 10, outputTokens: 5 } }],
+    });
+    const result = await runCli(["--provider", "openai", "--model", "mock-model", "hi"], {
+      env: { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "sk-test" },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("Hi over chat completions.\n");
+    expect(lines(result.stderr).at(-1)).toMatch(/^usage: 10 input, 5 output tokens;/);
+    const [request] = server.requests;
+    expect(request).toMatchObject({
+      protocol: "openai",
+      path: "/v1/chat/completions",
+      body: { model: "mock-model", stream: true },
+    });
+    expect(request!.headers.authorization).toBe("Bearer sk-test");
+  });
+
+  it("--base-url overrides the environment, and a server of your own needs no key", async () => {
+    server = await mockServer({ script: [{ text: "No key needed." }] });
+    const result = await runCli(["--base-url", server.url, "hi"], {
+      env: { ANTHROPIC_BASE_URL: "http://127.0.0.1:1" },
+    });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("No key needed.\n");
+    expect(server.requests[0]!.headers["x-api-key"]).toBeUndefined();
+  });
+
+  it("reads the prompt from stdin when none is given", async () => {
+    server = await mockServer({ script: [{ text: "ok" }] });
+    await runCli([], {
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" },
+      stdin: "a prompt from a pipe\n",
+    });
+    expect(server.requests[0]!.body.messages[0].content[0].text).toBe("a prompt from a pipe\n");
+  });
+
+  it("shows each tool call as a line, and stops at --max-turns with the reason and exit code 1", async () => {
+    // The agent has no tools yet: the engine answers the unknown tool with an error result.
+    server = await mockServer({
+      script: () => ({ text: "Let me look.", toolCalls: [{ name: "lookup", input: { q: "x" } }] }),
+    });
+    const result = await runCli(["--max-turns", "2", "look it up"], {
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" },
+    });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("Let me look.\nLet me look.\n");
+    const status = lines(result.stderr);
+    expect(status.filter((line) => line.startsWith("→ "))).toEqual([
+      '→ lookup {"q":"x"}',
+      '→ lookup {"q":"x"}',
+    ]);
+    expect(status.filter((line) => line.startsWith("✗ "))).toHaveLength(2);
+    expect(status.find((line) => line.startsWith("✗ "))).toMatch(
+      /^✗ lookup \{"q":"x"\} \d+ ms → .*lookup/,
+    );
+    expect(status.at(-1)).toBe(
+      "skein: stopped after 2 turns without a final answer; allow more with --max-turns (now 2).",
+    );
+    expect(server.requests).toHaveLength(2);
+  });
+});
