@@ -121,9 +121,10 @@ function agentFrom(config: EngineConfig): Agent {
   };
   return {
     id: config.id,
-    run: (prompt, options) => runToEnd(fresh(prompt, options), options?.signal),
+    // A bad argument rejects the returned promise, as every other failure of run() does.
+    run: async (prompt, options) => runToEnd(fresh(prompt, options), options?.signal),
     stream: (prompt, options) => streamEvents(fresh(prompt, options), options?.signal),
-    resume: (state, options) => runToEnd(resumed(state, options), options?.signal),
+    resume: async (state, options) => runToEnd(resumed(state, options), options?.signal),
     resumeStream: (state, options) => streamEvents(resumed(state, options), options?.signal),
   };
 }

@@ -146,6 +146,8 @@ class AnthropicDecoder implements StreamDecoder {
   #heldToolCall: number | undefined;
   #started = false;
   #finished = false;
+  /** Announce complete tool calls as they finish (eager execution), until one is cut short. */
+  #announce = true;
 
   isKeepAlive(event: EventSourceMessage): boolean {
     return event.event === "ping";
@@ -257,6 +259,8 @@ class AnthropicDecoder implements StreamDecoder {
         name: block.name,
         reason: "its input was not valid JSON",
       });
+      // Later calls must not be announced early: they would overtake this one.
+      this.#announce = false;
       return [];
     }
     // Held until we know a max_tokens stop did not cut this last block short.
@@ -278,7 +282,9 @@ class AnthropicDecoder implements StreamDecoder {
       });
       return [];
     }
-    return [{ type: "tool_call", id: block.id, name: block.name, input: block.input }];
+    return this.#announce
+      ? [{ type: "tool_call", id: block.id, name: block.name, input: block.input }]
+      : [];
   }
 
   #finalMessage(): ModelStreamEvent {

@@ -28,7 +28,11 @@ export interface IncompleteToolCall {
 export type ModelStreamEvent =
   | { type: "text_delta"; text: string }
   | { type: "thinking_delta"; thinking: string }
-  /** A tool_use block is complete: eager execution may start it while the stream goes on. */
+  /**
+   * A tool_use block is complete: eager execution may start it while the stream goes on. Sent in
+   * block order; after a block that will not be announced (cut short, not valid JSON), announce no
+   * later one, or it would overtake the earlier call. The final `message` is what counts.
+   */
   | { type: "tool_call"; id: string; name: string; input: unknown }
   | {
       type: "retry";

@@ -38,6 +38,7 @@ export class Batch {
   readonly #scheduler: Scheduler<CallRecord>;
   /** Calls that arrived early, by id, in arrival order. */
   readonly #early = new Map<string, CallRecord>();
+  #acceptsEarly = true;
   /** Prepares run one after another, in call order. */
   #prepared: Promise<void> = Promise.resolve();
 
@@ -54,6 +55,15 @@ export class Batch {
       signal: this.#controller.signal,
       run: (record) => executeCall(record, this.#env),
     });
+  }
+
+  /** False once a call of this reply could not be taken early: later ones must not overtake it. */
+  get acceptsEarly(): boolean {
+    return this.#acceptsEarly;
+  }
+
+  refuseEarly(): void {
+    this.#acceptsEarly = false;
   }
 
   /** A call whose tool_use block is complete while the model still streams. */

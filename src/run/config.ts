@@ -82,6 +82,16 @@ export function resolveConfig(
   }
 
   const { mode, maxConcurrency } = resolveConcurrency(options, prefix);
+  if (options.tools !== undefined && !Array.isArray(options.tools)) {
+    throw new ConfigurationError(
+      `${prefix}: tools must be an array of tools built with tool() or defineTool(), received ${describeValue(options.tools)}.`,
+    );
+  }
+  if (options.id !== undefined && typeof options.id !== "string") {
+    throw new ConfigurationError(
+      `${prefix}: id must be a string, received ${describeValue(options.id)}.`,
+    );
+  }
   const tools = collectTools([...builtins, ...(options.tools ?? [])], prefix, builtins.length);
   const visible = visibleNames(tools, options, prefix);
   const toolSpecs = [...visible].map((name) => {

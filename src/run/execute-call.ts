@@ -35,6 +35,8 @@ type Settled =
 
 /** Runs one call's handler with its signal, timeout and progress. Never rejects. */
 export async function executeCall(record: CallRecord, env: CallEnvironment): Promise<void> {
+  // Answered while it waited (a held early call the final message listed as cut short).
+  if (record.result) return;
   const runtime = record.runtime!;
   const tool = record.tool!;
   record.reachedHandler = true;

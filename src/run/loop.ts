@@ -159,8 +159,12 @@ function claimEarly(
   batch: Batch,
   call: { id: string; name: string; input: unknown },
 ): CallRecord | undefined {
-  if (typeof call.id !== "string" || !call.id || run.seenIds.has(call.id) || batch.early(call.id))
+  if (!batch.acceptsEarly) return undefined;
+  if (typeof call.id !== "string" || !call.id || run.seenIds.has(call.id) || batch.early(call.id)) {
+    // Answered with the whole reply instead; no later call may start before it.
+    batch.refuseEarly();
     return undefined;
+  }
   return newCallRecord(call.id, String(call.name), call.input);
 }
 
@@ -248,10 +252,12 @@ function claimToolCalls(
       (block as ToolUseBlock).id = uniqueId(run, originalId);
     }
     run.seenIds.add(block.id);
-    // A call announced complete in the stream (and maybe started) stays what it was, even if the
-    // final message lists it as incomplete: a provider never says both, and a started call must end.
+    // A call announced complete in the stream keeps its record (it has had its tool_start).
     const early = duplicate ? undefined : batch.early(block.id);
     if (early) {
+      // Listed as cut short after all: answered, and never run unless it already started.
+      if (cut.has(originalId) && !early.reachedHandler)
+        early.result ??= incompleteResult(early, cut.get(originalId)!);
       records.push(early);
       continue;
     }
@@ -262,14 +268,18 @@ function claimToolCalls(
         "duplicate_id",
       );
     } else if (cut.has(originalId)) {
-      record.result = errorResult(
-        `Your call to "${record.name}" was not run: its input was incomplete or not valid JSON (${cut.get(originalId)}). Call it again with complete JSON input, smaller if it was cut off.`,
-        "incomplete",
-      );
+      record.result = incompleteResult(record, cut.get(originalId)!);
     }
     records.push(record);
   }
   return records;
+}
+
+function incompleteResult(record: CallRecord, reason: string) {
+  return errorResult(
+    `Your call to "${record.name}" was not run: its input was incomplete or not valid JSON (${reason}). Call it again with complete JSON input, smaller if it was cut off.`,
+    "incomplete",
+  );
 }
 
 function uniqueId(run: RunContext, base: string): string {

@@ -21,6 +21,8 @@ export class Scheduler<T extends Schedulable> {
   readonly #queue: { item: T; held: boolean }[] = [];
   readonly #heldKeys = new Map<string, number>();
   #running = 0;
+  /** An exclusive call is running: nothing else may start. */
+  #exclusiveRunning = false;
   #settle: ((neverStarted: T[]) => void) | undefined;
 
   constructor(options: {
@@ -51,9 +53,11 @@ export class Scheduler<T extends Schedulable> {
 
   #start(item: T): void {
     this.#running++;
+    if (item.exclusive) this.#exclusiveRunning = true;
     for (const key of item.keys) this.#heldKeys.set(key, (this.#heldKeys.get(key) ?? 0) + 1);
     this.#run(item).then(() => {
       this.#running--;
+      if (item.exclusive) this.#exclusiveRunning = false;
       for (const key of item.keys) {
         const count = this.#heldKeys.get(key)! - 1;
         if (count === 0) this.#heldKeys.delete(key);
@@ -64,7 +68,7 @@ export class Scheduler<T extends Schedulable> {
   }
 
   #pump(): void {
-    if (!this.#signal.aborted) {
+    if (!this.#signal.aborted && !this.#exclusiveRunning) {
       // Keys wanted by an earlier call that could not start yet: later calls must not jump it.
       const reserved = new Set<string>();
       for (let index = 0; index < this.#queue.length && this.#running < this.#maxConcurrency; ) {

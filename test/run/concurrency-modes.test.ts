@@ -2,7 +2,7 @@ import { type AgentOptions, createBareAgent, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { drain, Gates, lastResults, toolResultsOf } from "./helpers.ts";
+import { drain, Gates, lastResults, noEager, toolResultsOf } from "./helpers.ts";
 
 type Safety = "yes" | "no" | "throw";
 
@@ -81,6 +81,26 @@ describe('mode "safe" (the default)', () => {
     expect(lastResults(model.requests[1]!.messages).map((block) => block.is_error)).toEqual(
       Array(9).fill(false),
     );
+  });
+
+  // (Every test in this file runs without eager execution: `serial`, among the agent's tools, has
+  // executionMode "sequential". The policy makes that explicit here; eager.test.ts covers the rest.)
+  it("runs an unsafe first call alone, before the safe calls after it (pass-through batch policy)", async () => {
+    const { gates, result } = setup(
+      [
+        { id: "no", safe: "no" },
+        { id: "s1" },
+        { id: "s2" },
+        { id: "plain", name: "plain" },
+        { id: "s3" },
+      ],
+      { toolBatchPolicy: noEager },
+    );
+    await phase(gates, ["no"]);
+    await phase(gates, ["s1", "s2"]);
+    await phase(gates, ["plain"]);
+    await phase(gates, ["s3"]);
+    expect((await result).subtype).toBe("success");
   });
 
   it("asks the rule about the validated (coerced) input, and never about an invalid one", async () => {

@@ -1,0 +1,128 @@
+/**
+ * Aborting over HTTP (RELIABILITY P14): during a retry's wait no further attempt is made;
+ * mid-stream the connection is closed at once; before the request nothing is sent; and one
+ * AbortController reused across runs gathers no listeners.
+ */
+import { getEventListeners } from "node:events";
+import { AbortError, createBareAgent } from "skein";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  closeServers,
+  echoTool,
+  FAST,
+  PROTOCOLS,
+  relay,
+  serve,
+  sleep,
+  streamModel,
+} from "./helpers.ts";
+
+const relays: { close(): Promise<void> }[] = [];
+afterEach(async () => {
+  await Promise.all(relays.splice(0).map((open) => open.close()));
+  await closeServers();
+});
+
+describe.each(PROTOCOLS)("$name: abort", (protocol) => {
+  const { make } = protocol;
+
+  it("P14a: an abort during the retry wait makes no further attempt", async () => {
+    const server = await serve([{ status: 503, headers: { "retry-after-ms": "5000" } }]);
+    const model = make(server.url, { ...FAST, maxRetryDelayMs: 10_000 });
+    const controller = new AbortController();
+    const started = performance.now();
+    const run = (async () => {
+      for await (const event of createBareAgent({ model }).stream("hi", {
+        signal: controller.signal,
+      })) {
+        if (event.type === "retry") controller.abort();
+      }
+    })();
+    await expect(run).rejects.toBeInstanceOf(AbortError);
+    expect(performance.now() - started).toBeLessThan(1_500);
+    await sleep(100);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("P14b: an abort mid-stream rejects at once and closes the HTTP connection", async () => {
+    const server = await serve([{ text: "a b c d e f g h i j", gapMs: 200 }]);
+    const proxy = await relay(server.url);
+    relays.push(proxy);
+    const closed = proxy.whenClosed();
+    const controller = new AbortController();
+    let abortedAt = 0;
+    const agent = createBareAgent({ model: make(proxy.url, FAST) });
+    const error = await (async () => {
+      for await (const event of agent.stream("hi", { signal: controller.signal })) {
+        if (event.type === "text_delta") {
+          abortedAt = performance.now();
+          controller.abort();
+        }
+      }
+    })().catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(AbortError);
+    expect(performance.now() - abortedAt).toBeLessThan(150);
+    await closed;
+    expect(performance.now() - abortedAt).toBeLessThan(300);
+    expect(proxy.closed).toBe(proxy.opened);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("P14b: the aborted run's transcript keeps the partial text, marked incomplete", async () => {
+    const server = await serve([{ text: "a b c d e f", gapMs: 100 }]);
+    const controller = new AbortController();
+    const agent = createBareAgent({ model: make(server.url, FAST) });
+    const error = await (async () => {
+      for await (const event of agent.stream("hi", { signal: controller.signal })) {
+        if (event.type === "text_delta") controller.abort();
+      }
+    })().catch((thrown: unknown) => thrown);
+    expect(error).toBeInstanceOf(AbortError);
+    expect((error as AbortError).messages).toEqual([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: [{ type: "text", text: "a " }], incomplete: true },
+    ]);
+  });
+
+  it("P14c: an abort before the request sends nothing", async () => {
+    const server = await serve([{ text: "never" }]);
+    const controller = new AbortController();
+    controller.abort();
+    const agent = createBareAgent({ model: make(server.url, FAST) });
+    await expect(agent.run("hi", { signal: controller.signal })).rejects.toMatchObject({
+      name: "AbortError",
+    });
+    await expect(streamModel(make(server.url, FAST), {}, controller.signal)).rejects.toBeDefined();
+    await sleep(50);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("P14: one AbortController reused across runs gathers no abort listeners", async () => {
+    const server = await serve(({ index }) =>
+      index === 0 ? { toolCalls: [{ name: "echo", input: { text: "x" } }] } : { text: "done" },
+    );
+    const agent = createBareAgent({ model: make(server.url, FAST), tools: [echoTool()] });
+    const controller = new AbortController();
+    const counts: number[] = [];
+    for (let run = 0; run < 12; run++) {
+      const result = await agent.run("hi", { signal: controller.signal });
+      expect(result.result).toBe("done");
+      counts.push(getEventListeners(controller.signal, "abort").length);
+    }
+    expect(counts).toEqual(Array.from({ length: 12 }, () => 0));
+  });
+
+  it("P14: the same, for text-only runs through stream()", async () => {
+    const server = await serve(() => ({ text: "plain" }));
+    const agent = createBareAgent({ model: make(server.url, FAST) });
+    const controller = new AbortController();
+    const counts: number[] = [];
+    for (let run = 0; run < 12; run++) {
+      for await (const _event of agent.stream("hi", { signal: controller.signal })) {
+        // drain
+      }
+      counts.push(getEventListeners(controller.signal, "abort").length);
+    }
+    expect(counts).toEqual(Array.from({ length: 12 }, () => 0));
+  });
+});
