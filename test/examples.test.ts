@@ -19,8 +19,9 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 
 // The examples build agents with createAgent and a model name; to run those agents' own options
 // (their batch policy, their concurrency) under a scripted model, the test records the options
-// each agent was built from. Seed 002 also calls anthropic(), which the providers issue adds:
-// until then a stand-in returns a scripted model that calls get_weather, then repeats its result.
+// each agent was built from. Seed 002 also calls anthropic(): here a stand-in returns a scripted
+// model that calls get_weather, then repeats its result (the real client over HTTP is tested in
+// test/providers/examples-http.test.ts).
 const recorded = vi.hoisted(() => ({
   agentOptions: new WeakMap<object, AgentOptions>(),
   anthropicCalls: [] as { options: unknown; model: ScriptedModel }[],
@@ -358,9 +359,8 @@ describe("seed 002: define a tool (get_weather with query)", () => {
     });
   });
 
-  it.todo(
-    "runs seed 002's query() with the real anthropic() provider against mockServer, end to end (providers issue: anthropic() does not exist yet)",
-  );
+  // Seed 002's query() with the real anthropic() provider, end to end against mockServer over
+  // HTTP (and seeds 000/001 through the real client): test/providers/examples-http.test.ts.
 });
 
 // ---------------------------------------------------------------- seed 003

@@ -270,27 +270,25 @@ class OpenAIDecoder implements StreamDecoder {
     const incomplete: IncompleteToolCall[] = [];
     const out: ModelStreamEvent[] = [];
     const cut = this.#finishReason === "length";
+    // Announced in order until the first call that is cut short, which no later call may overtake.
+    let announce = true;
     this.#calls.forEach((call, index) => {
       const id = call.id || `call_${index}`;
       let input: unknown = {};
+      let reason: string | undefined;
       try {
         input = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
-        if (cut && index === this.#calls.length - 1) {
-          incomplete.push({
-            id,
-            name: call.name,
-            reason: "the reply hit the length limit while writing it",
-          });
-        } else out.push({ type: "tool_call", id, name: call.name, input });
+        if (cut && index === this.#calls.length - 1)
+          reason = "the reply hit the length limit while writing it";
       } catch {
-        incomplete.push({
-          id,
-          name: call.name,
-          reason: cut
-            ? "the reply hit the length limit while writing it"
-            : "its input was not valid JSON",
-        });
+        reason = cut
+          ? "the reply hit the length limit while writing it"
+          : "its input was not valid JSON";
       }
+      if (reason) {
+        incomplete.push({ id, name: call.name, reason });
+        announce = false;
+      } else if (announce) out.push({ type: "tool_call", id, name: call.name, input });
       content.push({ type: "tool_use", id, name: call.name, input });
     });
     const message: ModelStreamEvent = {

@@ -120,6 +120,10 @@ export class Batch {
    * and reports every early call's end. Their results go nowhere: the reply they belong to is incomplete.
    */
   async abandon(): Promise<void> {
+    // A call that already finished keeps its real result on tool_end: it did happen.
+    const finished = new Set(
+      [...this.#early.values()].filter((record) => record.finishedAt !== undefined),
+    );
     if (this.#early.size > 0) {
       this.#controller.abort(new Error("The model's reply failed before it was complete."));
     }
@@ -128,7 +132,7 @@ export class Batch {
     this.#unlink();
     for (const record of this.#early.values()) {
       record.pending = undefined;
-      if (!record.result || record.reachedHandler) {
+      if (!finished.has(record)) {
         record.result = errorResult(
           `Tool "${record.name}" was cancelled: the model's reply failed before it was complete.`,
           "aborted",

@@ -40,7 +40,9 @@ describe.each(PROTOCOLS)("$name: decoding the stream", (protocol) => {
   });
 
   it("P11: malformed data before any content is not retried either", async () => {
-    const server = await serve([{ text: "never", malformed: { after: 0, data: "not json at all" } }]);
+    const server = await serve([
+      { text: "never", malformed: { after: 0, data: "not json at all" } },
+    ]);
     const error = await streamModel(make(server.url, { ...FAST, maxRetries: 3 })).catch(
       (thrown: unknown) => thrown,
     );

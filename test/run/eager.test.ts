@@ -383,8 +383,8 @@ describe("eager execution", () => {
     expectValidTranscript(result.messages);
   });
 
-  // DESIGN decision 5: tool_start events run in call order. A call that cannot be claimed early
-  // (here, a repeated id) is prepared only after the reply, after later calls that were.
+  // DESIGN decision 5: tool_start events run in call order, even when an earlier call of the
+  // reply cannot be claimed early (here, a repeated id) and a later one could.
   it("keeps tool_start in call order when an earlier call of the reply repeats an id", async () => {
     const again: Call = { id: "x", name: "read", input: { id: "x-again" } };
     const gates = new Gates();
@@ -414,14 +414,15 @@ describe("eager execution", () => {
 
   // DESIGN decision 5 again, on the built-in providers' path: both report a call whose input is
   // not valid JSON only on the final message (no tool_call event), while a later complete call
-  // of the same reply is a tool_call before it.
+  // of the same reply is a tool_call before it. c1's tool_start must still come first.
+  // The Model contract: tool_call events come in block order, and none after a block that will
+  // not be announced (cut short). Both providers keep it (test/providers/incomplete-order.test.ts).
   it("keeps tool_start in call order when an earlier call of the reply is incomplete", async () => {
     const gates = new Gates();
     const { read: readTool } = gatedTools(gates);
     gates.release("c2");
     const { model, requests } = streamedModel([
       async function* () {
-        yield toolCall(read("c2"));
         yield reply(
           [{ id: "c1", name: "read", input: {} }, read("c2")],
           [{ id: "c1", name: "read", reason: "its input was not valid JSON" }],
@@ -441,8 +442,8 @@ describe("eager execution", () => {
     ]);
   });
 
-  // DESIGN decision 4: a call without a concurrency rule runs alone, in order. A call the stream
-  // gave no id cannot be claimed early, so it is scheduled after the later calls that were.
+  // DESIGN decision 4: a call without a concurrency rule runs alone, in order, even when the
+  // stream gave it no id (so it cannot be claimed early) and a later safe call could be.
   it("runs an unsafe call whose block had no id alone and in call order, before a later safe call", async () => {
     const gates = new Gates();
     const tools = gatedTools(gates);
