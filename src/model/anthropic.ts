@@ -142,10 +142,10 @@ class AnthropicDecoder implements StreamDecoder {
   #usage: Partial<Usage> = {};
   #stopReason = "";
   #incomplete: IncompleteToolCall[] = [];
-  /** A tool_use block held back until the next block or the stop reason shows it was not cut short. */
-  #heldToolCall: number | undefined;
   #started = false;
   #finished = false;
+  /** Blocks that got their content_block_stop; a tool_use block without one was cut short. */
+  #stopped = new Set<number>();
   /** Announce complete tool calls as they finish (eager execution), until one is cut short. */
   #announce = true;
 
@@ -181,11 +181,11 @@ class AnthropicDecoder implements StreamDecoder {
         const usage = data.usage as Record<string, number> | undefined;
         if (usage?.output_tokens !== undefined) this.#usage.outputTokens = usage.output_tokens;
         if (usage?.input_tokens !== undefined) this.#usage.inputTokens = usage.input_tokens;
-        return this.#releaseHeld(this.#stopReason !== "max_tokens");
+        return [];
       }
       case "message_stop":
         this.#finished = true;
-        return [...this.#releaseHeld(this.#stopReason !== "max_tokens"), this.#finalMessage()];
+        return [this.#finalMessage()];
       case "error": {
         const error = (data.error ?? {}) as { type?: string; message?: string };
         throw streamError(
@@ -212,7 +212,6 @@ class AnthropicDecoder implements StreamDecoder {
   #startBlock(index: number, block: ContentBlock | undefined): ModelStreamEvent[] {
     if (!block || typeof index !== "number")
       throw new ProtocolError("content_block_start without an index or a block.");
-    const released = this.#releaseHeld(true);
     if (block.type === "tool_use") {
       this.#content[index] = { type: "tool_use", id: block.id, name: block.name, input: {} };
       this.#json.set(index, "");
@@ -221,7 +220,7 @@ class AnthropicDecoder implements StreamDecoder {
     else if (block.type === "thinking")
       this.#content[index] = { type: "thinking", thinking: block.thinking ?? "", signature: "" };
     else this.#content[index] = block;
-    return released;
+    return [];
   }
 
   #delta(index: number, delta: Record<string, unknown>): ModelStreamEvent[] {
@@ -248,6 +247,7 @@ class AnthropicDecoder implements StreamDecoder {
   }
 
   #stopBlock(index: number): ModelStreamEvent[] {
+    this.#stopped.add(index);
     const block = this.#content[index];
     if (block?.type !== "tool_use") return [];
     const raw = this.#json.get(index) ?? "";
@@ -263,31 +263,23 @@ class AnthropicDecoder implements StreamDecoder {
       this.#announce = false;
       return [];
     }
-    // Held until we know a max_tokens stop did not cut this last block short.
-    this.#heldToolCall = index;
-    return [];
-  }
-
-  #releaseHeld(complete: boolean): ModelStreamEvent[] {
-    const index = this.#heldToolCall;
-    if (index === undefined) return [];
-    this.#heldToolCall = undefined;
-    const block = this.#content[index];
-    if (block?.type !== "tool_use") return [];
-    if (!complete) {
-      this.#incomplete.push({
-        id: block.id,
-        name: block.name,
-        reason: "the reply hit max_tokens while writing it",
-      });
-      return [];
-    }
+    // Input that parses is complete (a cut would leave it unparseable): announce it now, so
+    // eager execution can start it while the reply goes on.
     return this.#announce
       ? [{ type: "tool_call", id: block.id, name: block.name, input: block.input }]
       : [];
   }
 
   #finalMessage(): ModelStreamEvent {
+    this.#content.forEach((block, index) => {
+      if (block?.type === "tool_use" && !this.#stopped.has(index)) {
+        this.#incomplete.push({
+          id: block.id,
+          name: block.name,
+          reason: `the reply stopped (${this.#stopReason || "early"}) while writing it`,
+        });
+      }
+    });
     const event: ModelStreamEvent = {
       type: "message",
       message: { role: "assistant", content: this.#content.filter(Boolean) },

@@ -201,6 +201,9 @@ interface PartialToolCall {
   id: string;
   name: string;
   arguments: string;
+  input?: unknown;
+  /** Why the call cannot run, once read. */
+  incomplete?: string;
 }
 
 /** Reads `chat.completion.chunk` events up to `[DONE]` into model stream events. */
@@ -211,6 +214,10 @@ class OpenAIDecoder implements StreamDecoder {
   #finishReason = "";
   #usage: Partial<Usage> | undefined;
   #done = false;
+  /** Calls read so far (complete ones announced, in order). */
+  #announced = 0;
+  /** False after a call that was cut short: no later call may overtake it. */
+  #announcing = true;
 
   push(event: EventSourceMessage): ModelStreamEvent[] {
     if (event.data.trim() === "[DONE]") {
@@ -241,13 +248,14 @@ class OpenAIDecoder implements StreamDecoder {
         out.push({ type: "thinking_delta", thinking: reasoning });
       }
       for (const call of (delta.tool_calls as Record<string, unknown>[] | undefined) ?? [])
-        this.#toolCallDelta(call);
+        out.push(...this.#toolCallDelta(call));
       if (typeof choice.finish_reason === "string") this.#finishReason = choice.finish_reason;
     }
     return out;
   }
 
-  #toolCallDelta(call: Record<string, unknown>): void {
+  /** Assembles fragments; a call is complete once a later call begins, and is announced then (eager execution). */
+  #toolCallDelta(call: Record<string, unknown>): ModelStreamEvent[] {
     const index = typeof call.index === "number" ? call.index : this.#calls.length;
     const fn = (call.function ?? {}) as { name?: string; arguments?: string };
     const current = this.#calls[index] ?? { id: "", name: "", arguments: "" };
@@ -255,6 +263,33 @@ class OpenAIDecoder implements StreamDecoder {
     if (typeof call.id === "string" && call.id) current.id = call.id;
     if (typeof fn.name === "string") current.name += fn.name;
     if (typeof fn.arguments === "string") current.arguments += fn.arguments;
+    const out: ModelStreamEvent[] = [];
+    while (this.#announced < index) out.push(...this.#announce(this.#announced++, false));
+    return out;
+  }
+
+  /** Reads call `index`; returns its tool_call event when it is complete and nothing before it was cut. */
+  #announce(index: number, last: boolean): ModelStreamEvent[] {
+    const call = this.#calls[index];
+    if (!call) return [];
+    const id = call.id || `call_${index}`;
+    let reason: string | undefined;
+    try {
+      call.input = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+      if (last && this.#finishReason === "length")
+        reason = "the reply hit the length limit while writing it";
+    } catch {
+      reason =
+        this.#finishReason === "length" && last
+          ? "the reply hit the length limit while writing it"
+          : "its input was not valid JSON";
+    }
+    if (reason) {
+      call.incomplete = reason;
+      this.#announcing = false;
+      return [];
+    }
+    return this.#announcing ? [{ type: "tool_call", id, name: call.name, input: call.input }] : [];
   }
 
   /** Finished only with `[DONE]`: a stream that ends without it is cut, never a finished turn. */
@@ -269,27 +304,19 @@ class OpenAIDecoder implements StreamDecoder {
     if (this.#text) content.push({ type: "text", text: this.#text });
     const incomplete: IncompleteToolCall[] = [];
     const out: ModelStreamEvent[] = [];
-    const cut = this.#finishReason === "length";
-    // Announced in order until the first call that is cut short, which no later call may overtake.
-    let announce = true;
+    while (this.#announced < this.#calls.length) {
+      out.push(...this.#announce(this.#announced, this.#announced === this.#calls.length - 1));
+      this.#announced++;
+    }
     this.#calls.forEach((call, index) => {
       const id = call.id || `call_${index}`;
-      let input: unknown = {};
-      let reason: string | undefined;
-      try {
-        input = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
-        if (cut && index === this.#calls.length - 1)
-          reason = "the reply hit the length limit while writing it";
-      } catch {
-        reason = cut
-          ? "the reply hit the length limit while writing it"
-          : "its input was not valid JSON";
-      }
-      if (reason) {
-        incomplete.push({ id, name: call.name, reason });
-        announce = false;
-      } else if (announce) out.push({ type: "tool_call", id, name: call.name, input });
-      content.push({ type: "tool_use", id, name: call.name, input });
+      if (call.incomplete) incomplete.push({ id, name: call.name, reason: call.incomplete });
+      content.push({
+        type: "tool_use",
+        id,
+        name: call.name,
+        input: call.incomplete ? {} : call.input,
+      });
     });
     const message: ModelStreamEvent = {
       type: "message",

@@ -72,8 +72,9 @@ export function readEnvironment(
       );
     }
   }
-  const apiKey = options.apiKey ?? process.env[`${variable}_API_KEY`] ?? undefined;
-  const baseURL = options.baseURL ?? process.env[`${variable}_BASE_URL`] ?? defaultBaseURL;
+  // An empty variable counts as unset, as shells often leave them.
+  const apiKey = options.apiKey || process.env[`${variable}_API_KEY`] || undefined;
+  const baseURL = options.baseURL || process.env[`${variable}_BASE_URL`] || defaultBaseURL;
   try {
     new URL(baseURL);
   } catch {

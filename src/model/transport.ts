@@ -51,6 +51,8 @@ export interface StreamRequest {
  * engine keeps the partial text as an incomplete message and never runs its tool calls.
  */
 export async function* streamWithRetries(request: StreamRequest): AsyncGenerator<ModelStreamEvent> {
+  // Aborted before anything was sent: no request at all.
+  request.signal.throwIfAborted();
   for (let attempt = 1; ; attempt++) {
     let passedOn = false;
     try {

@@ -57,6 +57,11 @@ export class Batch {
     });
   }
 
+  /** Unlinks the batch from the run's signal; safe to call more than once. */
+  dispose(): void {
+    this.#unlink();
+  }
+
   /** False once a call of this reply could not be taken early: later ones must not overtake it. */
   get acceptsEarly(): boolean {
     return this.#acceptsEarly;

@@ -91,10 +91,19 @@ async function loop(run: RunContext, restored?: RestoredRun): Promise<SDKResultM
 }
 
 async function runTurn(run: RunContext, model: Model): Promise<TurnOutcome> {
+  const batch = new Batch(run);
+  try {
+    return await turnWithBatch(run, model, batch);
+  } finally {
+    // Every path (text-only answers included) unlinks the batch from the run's signal.
+    batch.dispose();
+  }
+}
+
+async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promise<TurnOutcome> {
   throwIfAborted(run);
   run.numTurns++;
   run.emit({ type: "turn_start", turn: run.numTurns });
-  const batch = new Batch(run);
   const onToolCall = run.config.eager
     ? (call: { id: string; name: string; input: unknown }) => {
         const record = claimEarly(run, batch, call);

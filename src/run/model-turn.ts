@@ -100,7 +100,7 @@ export async function callModel(options: {
       stopIterator();
     }
   } catch (error) {
-    if (signal.aborted) throw error;
+    // On abort too: the partial text goes into the transcript, marked incomplete, before AbortError.
     const info = describeThrown(error);
     const status = (error as { status?: unknown } | undefined)?.status;
     const partial: Message | undefined = partialText

@@ -12,7 +12,7 @@ let server: Server | undefined;
 afterEach(() => server?.close());
 
 async function serve(
-  handler: (path: string, body: { messages: unknown[] }) => string,
+  handler: (path: string, body: { messages: { role: string }[] }) => string,
 ): Promise<string> {
   server = createServer((request, response) => {
     let text = "";
