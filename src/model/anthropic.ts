@@ -271,6 +271,12 @@ class AnthropicDecoder implements StreamDecoder {
   }
 
   #finalMessage(): ModelStreamEvent {
+    // A max_tokens stop is why the last tool call's input did not parse: say so.
+    const last = this.#content.findLast((block) => block?.type === "tool_use");
+    if (this.#stopReason === "max_tokens" && last?.type === "tool_use") {
+      const cut = this.#incomplete.find((call) => call.id === last.id);
+      if (cut) cut.reason = "the reply hit max_tokens while writing it";
+    }
     this.#content.forEach((block, index) => {
       if (block?.type === "tool_use" && !this.#stopped.has(index)) {
         this.#incomplete.push({

@@ -107,7 +107,7 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
         signal: controller.signal,
       });
     } catch (error) {
-      throw connectionError(error, controller.signal, request.url);
+      throw connectionError(error, controller.signal, request.url, "connect");
     } finally {
       clearTimeout(headersTimer);
     }
@@ -138,7 +138,7 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
       try {
         chunk = await reader.read();
       } catch (error) {
-        throw connectionError(error, controller.signal, request.url);
+        throw connectionError(error, controller.signal, request.url, "read");
       }
       parser.feed(chunk.done ? text.decode() : text.decode(chunk.value, { stream: true }));
       for (const event of pending.splice(0)) {
@@ -158,15 +158,22 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
 }
 
 /** What a failed fetch or read means: our own timeout, the caller's abort, or a broken connection. */
-function connectionError(error: unknown, signal: AbortSignal, url: string): unknown {
+function connectionError(
+  error: unknown,
+  signal: AbortSignal,
+  url: string,
+  phase: "connect" | "read",
+): unknown {
   if (signal.aborted && signal.reason instanceof APITimeoutError) return signal.reason;
   if (signal.aborted) return signal.reason ?? error;
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   const detail = cause?.code ?? cause?.message ?? describeThrown(error).message;
-  return new APIConnectionError(
-    `Could not reach the model API at ${new URL(url).origin} (${detail}).`,
-    { cause: error },
-  );
+  const origin = new URL(url).origin;
+  const message =
+    phase === "connect"
+      ? `Could not reach the model API at ${origin} (${detail}).`
+      : `The connection to the model API at ${origin} broke while the reply was streaming (${detail}).`;
+  return new APIConnectionError(message, { cause: error });
 }
 
 /** RELIABILITY contract 2: connection errors, 408, 409, 429, 5xx and overloaded errors are retried; `x-should-retry` decides first. */

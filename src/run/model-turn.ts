@@ -101,12 +101,10 @@ export async function callModel(options: {
     }
   } catch (error) {
     // On abort too: the partial text goes into the transcript, marked incomplete, before AbortError.
-    const info = describeThrown(error);
-    const status = (error as { status?: unknown } | undefined)?.status;
     const partial: Message | undefined = partialText
       ? { role: "assistant", content: [{ type: "text", text: partialText }], incomplete: true }
       : undefined;
-    return { ok: false, error: typeof status === "number" ? { ...info, status } : info, partial };
+    return { ok: false, error: errorInfo(error), partial };
   }
 }
 
@@ -116,4 +114,18 @@ function normaliseMessage(message: Message): Message {
       ? [{ type: "text", text: message.content }]
       : message.content;
   return { role: "assistant", content };
+}
+
+/** What the result says of a model failure: name and message, and the provider's status, request id and attempts where known. */
+function errorInfo(error: unknown): ErrorInfo {
+  const info: ErrorInfo = describeThrown(error);
+  const { status, requestId, attempts } = (error ?? {}) as {
+    status?: unknown;
+    requestId?: unknown;
+    attempts?: unknown;
+  };
+  if (typeof status === "number") info.status = status;
+  if (typeof requestId === "string") info.requestId = requestId;
+  if (typeof attempts === "number") info.attempts = attempts;
+  return info;
 }

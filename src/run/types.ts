@@ -66,6 +66,10 @@ export interface ErrorInfo {
   name: string;
   message: string;
   status?: number;
+  /** The provider's request id, when it gave one. */
+  requestId?: string;
+  /** HTTP attempts made (1 + retries), for errors from a provider. */
+  attempts?: number;
 }
 
 export type AgentEvent =

@@ -34,6 +34,22 @@ describe.each(PROTOCOLS)("$name: retries", (protocol) => {
     return { server, ...run, elapsed: performance.now() - started };
   }
 
+  it("P1: after maxRetries, the result's error names the request id of the last attempt and the attempt count", async () => {
+    const { server, result } = await runOnce(
+      [{ text: "never", status: 429, headers: { "retry-after-ms": "1" } }],
+      2,
+    );
+    expect(server.requests).toHaveLength(3);
+    expect(result.error).toEqual({
+      name: "RateLimitError",
+      status: 429,
+      message: rateLimitMessage,
+      requestId: expect.any(String),
+      attempts: 3,
+    });
+    expect(result.error!.requestId).toMatch(/\S/);
+  });
+
   it("P1: waits retry-after (seconds) on a 429, retries, and succeeds with one retry event", async () => {
     const { server, events, result } = await runOnce([
       { text: "made it", status: 429, headers: { "retry-after": "0.05" }, times: 1 },
@@ -153,7 +169,7 @@ describe.each(PROTOCOLS)("$name: retries", (protocol) => {
         503: "Service Temporarily Unavailable",
         504: "Gateway Time-out",
       }[status];
-      expect(result.error).toEqual({
+      expect(result.error).toMatchObject({
         name: "InternalServerError",
         status,
         message: `${status}: ${status} ${title} ${status} ${title} nginx`,
@@ -176,7 +192,7 @@ describe.each(PROTOCOLS)("$name: retries", (protocol) => {
     expect(server.requests).toHaveLength(1);
     expect(ofType(events, "retry")).toEqual([]);
     expect(result).toMatchObject({ subtype: "error_during_execution", isError: true });
-    expect(result.error).toEqual({
+    expect(result.error).toMatchObject({
       name,
       status,
       message: `${status} invalid_request_error: ${message}`,
@@ -187,7 +203,7 @@ describe.each(PROTOCOLS)("$name: retries", (protocol) => {
     const server = await serve([{ status: 404 }]);
     const model = make(server.url, { ...FAST, model: "no-such-model" });
     const { result } = await collect(createBareAgent({ model }));
-    expect(result.error).toEqual({
+    expect(result.error).toMatchObject({
       name: "NotFoundError",
       status: 404,
       message:

@@ -70,7 +70,7 @@ describe.each(PROTOCOLS)("$name: timeouts and connections", (protocol) => {
     const agent = createBareAgent({ model: make(closed.url, { ...FAST, maxRetries: 0 }) });
     const { result } = await collect(agent);
     expect(result).toMatchObject({ subtype: "error_during_execution", isError: true });
-    expect(result.error).toEqual({
+    expect(result.error).toMatchObject({
       name: "APIConnectionError",
       message: `Could not reach the model API at ${closed.url} (ECONNREFUSED).`,
     });
@@ -93,7 +93,7 @@ describe.each(PROTOCOLS)("$name: timeouts and connections", (protocol) => {
       { idleTimeoutMs: 100 },
     );
     expect(server.requests).toHaveLength(1);
-    expect(result.error).toEqual({
+    expect(result.error).toMatchObject({
       name: "APITimeoutError",
       message: "The model API sent nothing for 100 ms.",
     });
@@ -146,7 +146,7 @@ describe.each(PROTOCOLS)("$name: timeouts and connections", (protocol) => {
         { idleTimeoutMs: 150, maxRetries: 0 },
       );
       expect(server.requests).toHaveLength(1);
-      expect(result.error).toEqual({
+      expect(result.error).toMatchObject({
         name: "APITimeoutError",
         message: "The model API sent nothing for 150 ms.",
       });
