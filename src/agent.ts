@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import { ConfigurationError } from "./errors.ts";
 import { ANTHROPIC_DEFAULT_MODEL, anthropic } from "./model/anthropic.ts";
 import { type ContentBlock, emptyUsage, type Message } from "./model/messages.ts";
@@ -131,11 +132,32 @@ function agentFrom(config: EngineConfig): Agent {
 
 type Start = (emit: (event: AgentEvent) => void, signal: AbortSignal) => Promise<SDKResultMessage>;
 
-const NEVER_ABORTED = new AbortController().signal;
 const ignore = () => {};
 
-function runToEnd(start: Start, signal: AbortSignal | undefined): Promise<SDKResultMessage> {
-  return start(ignore, signal ?? NEVER_ABORTED);
+/**
+ * Each run gets a signal of its own that follows the caller's: the engine hangs its listeners
+ * (one per batch, model call and timed tool) there, never on a signal the caller shares between
+ * runs, and the caller's signal carries one listener per running run.
+ */
+function runSignal(signal: AbortSignal | undefined): {
+  controller: AbortController;
+  unlink: () => void;
+} {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  const forward = () => controller.abort(signal?.reason);
+  if (signal?.aborted) forward();
+  else signal?.addEventListener("abort", forward, { once: true });
+  return { controller, unlink: () => signal?.removeEventListener("abort", forward) };
+}
+
+async function runToEnd(start: Start, signal: AbortSignal | undefined): Promise<SDKResultMessage> {
+  const { controller, unlink } = runSignal(signal);
+  try {
+    return await start(ignore, controller.signal);
+  } finally {
+    unlink();
+  }
 }
 
 /** One loop for both forms: the stream is the loop's events pushed through a channel. */
@@ -143,10 +165,7 @@ async function* streamEvents(
   start: Start,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<AgentEvent, void, undefined> {
-  const controller = new AbortController();
-  const forward = () => controller.abort(signal?.reason);
-  if (signal?.aborted) forward();
-  else signal?.addEventListener("abort", forward, { once: true });
+  const { controller, unlink } = runSignal(signal);
   const channel = new EventChannel<AgentEvent>();
   let settled = false;
   const done = start((event) => channel.push(event), controller.signal).then(
@@ -168,7 +187,7 @@ async function* streamEvents(
       controller.abort(new Error("The stream's consumer stopped reading."));
       await done;
     }
-    signal?.removeEventListener("abort", forward);
+    unlink();
   }
 }
 

@@ -56,6 +56,8 @@ export class ResumeError extends SkeinError {
 export class ModelError extends SkeinError {
   override name = "ModelError";
   readonly status?: number;
+  /** HTTP attempts made (1 + retries), for failures of a provider's request. */
+  attempts?: number;
 
   constructor(message: string, options: { status?: number; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
@@ -113,8 +115,6 @@ export class APIError extends ModelError {
   readonly type?: string;
   readonly requestId?: string;
   readonly headers: Record<string, string>;
-  /** Attempts made before giving up (1 + retries). */
-  attempts = 1;
 
   constructor(
     message: string,

@@ -12,6 +12,7 @@ import { assertKnownOptions, assertPositiveInteger } from "../options.ts";
 import type { ContentBlock, Message, Usage } from "./messages.ts";
 import type { IncompleteToolCall, Model, ModelRequest, ModelStreamEvent } from "./model.ts";
 import {
+  lowerCaseKeys,
   PROVIDER_OPTION_KEYS,
   type ProviderOptions,
   readEnvironment,
@@ -95,7 +96,7 @@ export function anthropic(options: AnthropicOptions = {}): Model {
           accept: "text/event-stream",
           "anthropic-version": ANTHROPIC_VERSION,
           ...(apiKey ? { "x-api-key": apiKey } : {}),
-          ...options.headers,
+          ...lowerCaseKeys(options.headers),
         },
         body,
         signal,
@@ -118,21 +119,34 @@ function wireMessages(messages: Message[], caching: boolean): unknown[] {
     role: message.role,
     content: message.content,
   }));
-  const last = wire.at(-1);
-  if (caching && last) {
-    const blocks = (
-      typeof last.content === "string" ? [{ type: "text", text: last.content }] : last.content
-    ) as ContentBlock[];
-    const index = blocks.findLastIndex(
-      (block) => block.type !== "thinking" && block.type !== "redacted_thinking",
-    );
-    if (index >= 0) {
-      last.content = blocks.map((block, position) =>
-        position === index ? { ...block, cache_control: EPHEMERAL } : block,
-      );
+  if (caching) {
+    // The last message, and the one two before it (the previous turn's end): the cache looks back
+    // only about 20 blocks from a breakpoint, and one wide tool turn can add more than that.
+    // With the system prompt and the tools, that is the API's limit of four breakpoints.
+    for (const message of [wire.at(-1), wire.length >= 3 ? wire.at(-3) : undefined]) {
+      if (message) markLastBlock(message);
     }
   }
   return wire;
+}
+
+function markLastBlock(message: { content: string | unknown[] }): void {
+  const blocks = (
+    typeof message.content === "string"
+      ? [{ type: "text", text: message.content }]
+      : message.content
+  ) as ContentBlock[];
+  const index = blocks.findLastIndex(
+    (block) =>
+      block.type !== "thinking" &&
+      block.type !== "redacted_thinking" &&
+      !(block.type === "text" && block.text === ""),
+  );
+  if (index >= 0) {
+    message.content = blocks.map((block, position) =>
+      position === index ? { ...block, cache_control: EPHEMERAL } : block,
+    );
+  }
 }
 
 /** Reads Anthropic's SSE events (message_start ... message_stop) into model stream events. */
@@ -148,6 +162,10 @@ class AnthropicDecoder implements StreamDecoder {
   #stopped = new Set<number>();
   /** Announce complete tool calls as they finish (eager execution), until one is cut short. */
   #announce = true;
+
+  isComplete(): boolean {
+    return this.#finished;
+  }
 
   isKeepAlive(event: EventSourceMessage): boolean {
     return event.event === "ping";
@@ -210,10 +228,20 @@ class AnthropicDecoder implements StreamDecoder {
   }
 
   #startBlock(index: number, block: ContentBlock | undefined): ModelStreamEvent[] {
-    if (!block || typeof index !== "number")
-      throw new ProtocolError("content_block_start without an index or a block.");
+    // A hostile index must not make us allocate or walk a huge array.
+    if (!block || !Number.isInteger(index) || index < 0 || index > this.#content.length + 16) {
+      throw new ProtocolError(
+        `content_block_start with an unusable index (${String(index)}) or no block.`,
+      );
+    }
     if (block.type === "tool_use") {
-      this.#content[index] = { type: "tool_use", id: block.id, name: block.name, input: {} };
+      // Some compatible servers send the whole input here, with no deltas.
+      this.#content[index] = {
+        type: "tool_use",
+        id: block.id,
+        name: block.name,
+        input: block.input ?? {},
+      };
       this.#json.set(index, "");
     } else if (block.type === "text")
       this.#content[index] = { type: "text", text: block.text ?? "" };
@@ -251,14 +279,19 @@ class AnthropicDecoder implements StreamDecoder {
     const block = this.#content[index];
     if (block?.type !== "tool_use") return [];
     const raw = this.#json.get(index) ?? "";
+    let reason: string | undefined;
     try {
-      block.input = raw.trim() === "" ? {} : JSON.parse(raw);
+      if (raw.trim() !== "") block.input = JSON.parse(raw);
+      if (typeof block.input !== "object" || block.input === null || Array.isArray(block.input)) {
+        reason = "its input was not a JSON object";
+        block.input = {};
+      }
     } catch {
-      this.#incomplete.push({
-        id: block.id,
-        name: block.name,
-        reason: "its input was not valid JSON",
-      });
+      reason = "its input was not valid JSON";
+      block.input = {};
+    }
+    if (reason) {
+      this.#incomplete.push({ id: block.id, name: block.name, reason });
       // Later calls must not be announced early: they would overtake this one.
       this.#announce = false;
       return [];
@@ -288,7 +321,8 @@ class AnthropicDecoder implements StreamDecoder {
     });
     const event: ModelStreamEvent = {
       type: "message",
-      message: { role: "assistant", content: this.#content.filter(Boolean) },
+      // Empty text blocks are dropped (the API refuses them when sent back); so is an empty signature.
+      message: { role: "assistant", content: this.#content.filter(Boolean).flatMap(cleanBlock) },
       stopReason: this.#stopReason || "end_turn",
       usage: this.#usage,
     };
@@ -316,4 +350,11 @@ function streamError(type: string, message: string): APIError {
   if (type === "rate_limit_error") return new RateLimitError(text, { type });
   if (type === "api_error") return new InternalServerError(text, { type });
   return new APIError(text, { type });
+}
+
+function cleanBlock(block: ContentBlock): ContentBlock[] {
+  if (block.type === "text" && block.text === "") return [];
+  if (block.type === "thinking" && !block.signature)
+    return [{ type: "thinking", thinking: block.thinking }];
+  return [block];
 }

@@ -16,6 +16,7 @@ import type {
   ModelToolSpec,
 } from "./model.ts";
 import {
+  lowerCaseKeys,
   PROVIDER_OPTION_KEYS,
   type ProviderOptions,
   readEnvironment,
@@ -27,8 +28,13 @@ export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 export const OPENAI_DEFAULT_MODEL = "gpt-5-mini";
 
 export interface OpenAIOptions extends ProviderOptions {
-  /** Sent as `max_tokens` when given; otherwise the server's default applies. */
+  /** The reply's token limit, when given (otherwise the server's default applies): sent as
+   * `max_completion_tokens` to OpenAI's own host, which refuses `max_tokens` for newer models,
+   * and as `max_tokens` elsewhere. */
   maxTokens?: number;
+  /** Send thinking back as `reasoning_content` on assistant messages, as DeepSeek's thinking mode
+   * requires in tool loops. Default: on for DeepSeek's host, off elsewhere. */
+  replayReasoning?: boolean;
   /** OpenAI strict mode for tool schemas, where the endpoint supports it; default off. */
   strictTools?: boolean;
 }
@@ -37,6 +43,7 @@ const OPENAI_KEYS: ReadonlySet<string> = new Set([
   ...PROVIDER_OPTION_KEYS,
   "maxTokens",
   "strictTools",
+  "replayReasoning",
 ]);
 
 /**
@@ -56,6 +63,11 @@ export function openai(options: OpenAIOptions = {}): Model {
   const transport = resolveTransport("openai()", options);
   const modelId = options.model ?? OPENAI_DEFAULT_MODEL;
   const endpoint = `${baseURL.replace(/\/+$/, "")}/chat/completions`;
+  // Capability flags, resolved once.
+  const host = new URL(endpoint).hostname;
+  const maxTokensField = host === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
+  const replayReasoning =
+    options.replayReasoning ?? (host === "deepseek.com" || host.endsWith(".deepseek.com"));
 
   return {
     provider: "openai",
@@ -71,12 +83,12 @@ export function openai(options: OpenAIOptions = {}): Model {
       }
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
-        messages: wireMessages(request.system, request.messages),
+        messages: wireMessages(request.system, request.messages, replayReasoning),
         stream: true,
         stream_options: { include_usage: true },
       };
       const maxTokens = request.maxTokens ?? options.maxTokens;
-      if (maxTokens !== undefined) body.max_tokens = maxTokens;
+      if (maxTokens !== undefined) body[maxTokensField] = maxTokens;
       if (request.tools.length)
         body.tools = request.tools.map((tool) => wireTool(tool, options.strictTools === true));
       return streamWithRetries({
@@ -85,13 +97,22 @@ export function openai(options: OpenAIOptions = {}): Model {
           "content-type": "application/json",
           accept: "text/event-stream",
           ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
-          ...options.headers,
+          ...lowerCaseKeys(options.headers),
         },
         body,
         signal,
         transport,
         readError: (status, headers, text) => readErrorBody(status, headers, text, "x-request-id"),
-        createDecoder: () => new OpenAIDecoder(),
+        createDecoder: () =>
+          new OpenAIDecoder(
+            options.strictTools === true
+              ? (name, input) =>
+                  restoreOptionals(
+                    input,
+                    request.tools.find((tool) => tool.name === name)?.input_schema,
+                  )
+              : undefined,
+          ),
       });
     },
   };
@@ -109,27 +130,70 @@ function wireTool(tool: ModelToolSpec, strict: boolean): unknown {
   };
 }
 
-/** Strict mode wants every property required and no additional ones; optional ones become nullable. */
-function strictSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  if (
-    schema.type !== "object" ||
-    typeof schema.properties !== "object" ||
-    schema.properties === null
-  )
-    return schema;
-  const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
-  const properties: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(
-    schema.properties as Record<string, Record<string, unknown>>,
-  )) {
-    const inner = strictSchema(value);
-    properties[key] = required.has(key) ? inner : { anyOf: [inner, { type: "null" }] };
+/**
+ * Strict mode wants every object closed (`additionalProperties: false`) with every property
+ * required; optional ones become nullable, and `restoreOptionals` removes those nulls again
+ * before validation, so the tool sees the input its own schema describes.
+ */
+function strictSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(strictSchema);
+  if (typeof schema !== "object" || schema === null) return schema;
+  const source = schema as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (key === "properties" || key === "$defs" || key === "definitions") {
+      out[key] = Object.fromEntries(
+        Object.entries(value as Record<string, unknown>).map(([name, inner]) => [
+          name,
+          strictSchema(inner),
+        ]),
+      );
+    } else if (
+      key === "items" ||
+      key === "anyOf" ||
+      key === "oneOf" ||
+      key === "allOf" ||
+      key === "prefixItems"
+    ) {
+      out[key] = strictSchema(value);
+    } else out[key] = value;
   }
-  return { ...schema, properties, required: Object.keys(properties), additionalProperties: false };
+  if (
+    source.type === "object" &&
+    typeof source.properties === "object" &&
+    source.properties !== null
+  ) {
+    const required = new Set(Array.isArray(source.required) ? (source.required as string[]) : []);
+    const properties = out.properties as Record<string, unknown>;
+    for (const name of Object.keys(properties)) {
+      if (!required.has(name)) properties[name] = { anyOf: [properties[name], { type: "null" }] };
+    }
+    out.required = Object.keys(properties);
+    out.additionalProperties = false;
+  }
+  return out;
+}
+
+/** Drops the nulls strict mode made the model send for optional properties (the original schema's view). */
+function restoreOptionals(input: unknown, schema: unknown): unknown {
+  if (typeof input !== "object" || input === null || typeof schema !== "object" || schema === null)
+    return input;
+  const source = schema as Record<string, unknown>;
+  if (Array.isArray(input)) {
+    return source.items ? input.map((item) => restoreOptionals(item, source.items)) : input;
+  }
+  const properties = (source.properties ?? {}) as Record<string, unknown>;
+  const required = new Set(Array.isArray(source.required) ? (source.required as string[]) : []);
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(input as Record<string, unknown>)) {
+    if (value === null && Object.hasOwn(properties, key) && !required.has(key)) continue;
+    out[key] = Object.hasOwn(properties, key) ? restoreOptionals(value, properties[key]) : value;
+  }
+  return out;
 }
 
 /** The Anthropic-shaped transcript in chat-completions form: tool results become `tool` messages. */
-function wireMessages(system: string, messages: Message[]): unknown[] {
+function wireMessages(system: string, messages: Message[], replayReasoning: boolean): unknown[] {
   const wire: unknown[] = system ? [{ role: "system", content: system }] : [];
   for (const message of messages) {
     if (typeof message.content === "string") {
@@ -137,7 +201,7 @@ function wireMessages(system: string, messages: Message[]): unknown[] {
       continue;
     }
     if (message.role === "assistant") {
-      wire.push(assistantMessage(message.content));
+      wire.push(assistantMessage(message.content, replayReasoning));
       continue;
     }
     const parts: unknown[] = [];
@@ -147,13 +211,23 @@ function wireMessages(system: string, messages: Message[]): unknown[] {
       else if (block.type === "image")
         parts.push({ type: "image_url", image_url: { url: imageUrl(block) } });
     }
-    if (parts.length) wire.push({ role: "user", content: parts });
+    // Text alone goes as a string: some servers (DeepSeek) refuse an array of text parts.
+    if (parts.length) {
+      const allText = parts.every((part) => (part as { type: string }).type === "text");
+      wire.push({
+        role: "user",
+        content: allText ? parts.map((part) => (part as { text: string }).text).join("\n") : parts,
+      });
+    }
   }
   return wire;
 }
 
-function assistantMessage(blocks: ContentBlock[]): unknown {
+function assistantMessage(blocks: ContentBlock[], replayReasoning: boolean): unknown {
   const text = blocks.map((block) => (block.type === "text" ? block.text : "")).join("");
+  const reasoning = blocks
+    .map((block) => (block.type === "thinking" ? block.thinking : ""))
+    .join("");
   const toolCalls = blocks.flatMap((block) =>
     block.type === "tool_use"
       ? [
@@ -168,6 +242,7 @@ function assistantMessage(blocks: ContentBlock[]): unknown {
   return {
     role: "assistant",
     content: text || null,
+    ...(replayReasoning && reasoning ? { reasoning_content: reasoning } : {}),
     ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
   };
 }
@@ -208,6 +283,12 @@ interface PartialToolCall {
 
 /** Reads `chat.completion.chunk` events up to `[DONE]` into model stream events. */
 class OpenAIDecoder implements StreamDecoder {
+  readonly #restore: ((name: string, input: unknown) => unknown) | undefined;
+
+  constructor(restore?: (name: string, input: unknown) => unknown) {
+    this.#restore = restore;
+  }
+
   #text = "";
   #reasoning = "";
   #calls: PartialToolCall[] = [];
@@ -218,6 +299,10 @@ class OpenAIDecoder implements StreamDecoder {
   #announced = 0;
   /** False after a call that was cut short: no later call may overtake it. */
   #announcing = true;
+
+  isComplete(): boolean {
+    return this.#done;
+  }
 
   push(event: EventSourceMessage): ModelStreamEvent[] {
     if (event.data.trim() === "[DONE]") {
@@ -257,11 +342,16 @@ class OpenAIDecoder implements StreamDecoder {
   /** Assembles fragments; a call is complete once a later call begins, and is announced then (eager execution). */
   #toolCallDelta(call: Record<string, unknown>): ModelStreamEvent[] {
     const index = typeof call.index === "number" ? call.index : this.#calls.length;
+    // A hostile index must not make us walk or allocate a huge array.
+    if (!Number.isInteger(index) || index < 0 || index > this.#calls.length + 16) {
+      throw new ProtocolError(`A tool call delta has an unusable index (${String(call.index)}).`);
+    }
     const fn = (call.function ?? {}) as { name?: string; arguments?: string };
     const current = this.#calls[index] ?? { id: "", name: "", arguments: "" };
     this.#calls[index] = current;
     if (typeof call.id === "string" && call.id) current.id = call.id;
-    if (typeof fn.name === "string") current.name += fn.name;
+    // Some servers repeat the name in every chunk: the name is set, not appended (as openai-node does).
+    if (typeof fn.name === "string" && fn.name) current.name = fn.name;
     if (typeof fn.arguments === "string") current.arguments += fn.arguments;
     const out: ModelStreamEvent[] = [];
     while (this.#announced < index) out.push(...this.#announce(this.#announced++, false));
@@ -276,6 +366,10 @@ class OpenAIDecoder implements StreamDecoder {
     let reason: string | undefined;
     try {
       call.input = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+      if (typeof call.input !== "object" || call.input === null || Array.isArray(call.input)) {
+        throw new TypeError("not an object");
+      }
+      if (this.#restore) call.input = this.#restore(call.name, call.input);
       if (last && this.#finishReason === "length")
         reason = "the reply hit the length limit while writing it";
     } catch {
@@ -321,7 +415,9 @@ class OpenAIDecoder implements StreamDecoder {
     const message: ModelStreamEvent = {
       type: "message",
       message: { role: "assistant", content },
-      stopReason: STOP_REASONS[this.#finishReason] ?? this.#finishReason ?? "end_turn",
+      stopReason: Object.hasOwn(STOP_REASONS, this.#finishReason)
+        ? STOP_REASONS[this.#finishReason]!
+        : this.#finishReason || "end_turn",
     };
     if (this.#usage) message.usage = this.#usage;
     if (incomplete.length) message.incompleteToolCalls = incomplete;

@@ -84,3 +84,10 @@ export function readEnvironment(
   }
   return { apiKey: apiKey || undefined, baseURL };
 }
+
+/** Header names are case-insensitive: lower-cased, a user's header replaces skein's own instead of joining it. */
+export function lowerCaseKeys(headers: Record<string, string> | undefined): Record<string, string> {
+  const lower: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) lower[name.toLowerCase()] = value;
+  return lower;
+}

@@ -8,6 +8,7 @@ import {
   InternalServerError,
   ModelError,
   OverloadedError,
+  ProtocolError,
   RateLimitError,
 } from "../errors.ts";
 import type { ModelStreamEvent } from "./model.ts";
@@ -29,6 +30,8 @@ export interface StreamDecoder {
   push(event: EventSourceMessage): ModelStreamEvent[];
   /** The stream ended: returns the closing events, or throws if the turn was not complete. */
   end(): ModelStreamEvent[];
+  /** True once the protocol's stop event arrived (`message_stop`, `[DONE]`). */
+  isComplete?(): boolean;
   /** Events that only keep the connection alive (Anthropic's `ping`): they never reset the idle watchdog. */
   isKeepAlive?(event: EventSourceMessage): boolean;
 }
@@ -68,7 +71,7 @@ export async function* streamWithRetries(request: StreamRequest): AsyncGenerator
       return;
     } catch (error) {
       if (request.signal.aborted) throw request.signal.reason ?? error;
-      if (error instanceof APIError) error.attempts = attempt;
+      if (error instanceof ModelError) error.attempts = attempt;
       if (passedOn || attempt > request.transport.maxRetries || !shouldRetry(error)) throw error;
       const delayMs = retryDelay(error, attempt, request.transport.maxRetryDelayMs);
       const info = describeThrown(error);
@@ -90,6 +93,16 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
   const forwardAbort = () => controller.abort(signal.reason);
   signal.addEventListener("abort", forwardAbort, { once: true });
   let idleTimer: NodeJS.Timeout | undefined;
+  const armIdle = () => {
+    clearTimeout(idleTimer);
+    idleTimer = setTimeout(
+      () =>
+        controller.abort(
+          new APITimeoutError(`The model API sent nothing for ${transport.idleTimeoutMs} ms.`),
+        ),
+      transport.idleTimeoutMs,
+    );
+  };
   const headersTimer = setTimeout(
     () =>
       controller.abort(
@@ -105,6 +118,8 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
         headers: request.headers,
         body: JSON.stringify(request.body),
         signal: controller.signal,
+        // A redirect could carry the key to another host: refuse it.
+        redirect: "error",
       });
     } catch (error) {
       throw connectionError(error, controller.signal, request.url, "connect");
@@ -113,23 +128,22 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
     }
     const headers = Object.fromEntries(response.headers);
     if (!response.ok || !response.body) {
-      const text = await response.text().catch(() => "");
+      // The error body is read under the idle watchdog and a size cap: a stalled one cannot hang the run.
+      armIdle();
+      const text = await readCapped(response, 64 * 1024).catch(() => "");
       throw request.readError(response.status, headers, text);
+    }
+    if (!(headers["content-type"] ?? "").includes("text/event-stream")) {
+      armIdle();
+      const text = await readCapped(response, 2_000).catch(() => "");
+      throw new ProtocolError(
+        `The model API answered ${response.status} with ${headers["content-type"] || "no content type"} instead of an event stream; it may not support streaming at this URL: ${text.slice(0, 200)}`,
+      );
     }
 
     const decoder = request.createDecoder();
     const pending: EventSourceMessage[] = [];
     const parser = createParser({ onEvent: (event) => pending.push(event) });
-    const armIdle = () => {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(
-        () =>
-          controller.abort(
-            new APITimeoutError(`The model API sent nothing for ${transport.idleTimeoutMs} ms.`),
-          ),
-        transport.idleTimeoutMs,
-      );
-    };
     armIdle();
     const reader = response.body.getReader();
     const text = new TextDecoder();
@@ -144,8 +158,10 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
       for (const event of pending.splice(0)) {
         if (!decoder.isKeepAlive?.(event)) armIdle();
         yield* decoder.push(event);
+        // The stop event ends the turn: a connection the server leaves open must not fail it.
+        if (decoder.isComplete?.()) break;
       }
-      if (chunk.done) break;
+      if (chunk.done || decoder.isComplete?.()) break;
     }
     yield* decoder.end();
   } finally {
@@ -263,4 +279,20 @@ export function readErrorBody(
   }
   const text = `${status}${type ? ` ${type}` : ""}: ${message ?? "the model API answered with an error and no message"}`;
   return apiErrorFor(status, text, { type, requestId: headers[requestIdHeader], headers });
+}
+
+/** The body as text, at most `limit` bytes (an error page can be large, and the model needs only its start). */
+async function readCapped(response: Response, limit: number): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  while (size < limit) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  await reader.cancel().catch(() => {});
+  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit));
 }

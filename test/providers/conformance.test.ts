@@ -112,7 +112,10 @@ describe.each(PROTOCOLS)("$name: conformance", (protocol) => {
     const messages = bodies(server)[1].messages;
     if (protocol.name === "anthropic") {
       expect(messages).toEqual([
-        { role: "user", content: "hi" },
+        {
+          role: "user",
+          content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }],
+        },
         {
           role: "assistant",
           content: [{ type: "tool_use", id: "toolu_mock_1_1", name: "echo", input: { text: "a" } }],

@@ -125,10 +125,16 @@ describe("anthropic: request shape", () => {
     expect(first.messages).toEqual([
       { role: "user", content: [{ type: "text", text: "hi", cache_control: ephemeral }] },
     ]);
-    // The breakpoint moves with the transcript: only the newest block carries one.
-    expect(second.messages[0]).toEqual({ role: "user", content: "hi" });
+    // The breakpoints move with the transcript: the newest block, and the end of the turn before
+    // (two messages back), so a wide tool turn stays within the cache's look-back.
+    expect(second.messages[0]).toEqual({
+      role: "user",
+      content: [{ type: "text", text: "hi", cache_control: ephemeral }],
+    });
     expect(second.messages[1].content[0].cache_control).toBeUndefined();
     expect(second.messages[2].content[0].cache_control).toEqual(ephemeral);
+    const breakpoints = JSON.stringify(second).split('"cache_control"').length - 1;
+    expect(breakpoints).toBe(4);
   });
 
   it("sends no cache_control anywhere with promptCaching: false", async () => {
