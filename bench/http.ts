@@ -1,0 +1,71 @@
+/**
+ * The HTTP benchmarks, (4) and (5), as table rows: skein's providers against the plain fetch loop
+ * of plain-fetch.ts, over HTTP against the mock server, on both protocols. Targets: skein within
+ * 1.3 x of the plain loop in wall time per turn, in throughput and in memory growth.
+ */
+import { httpConcurrent, RUNS } from "./http-concurrent.ts";
+import { httpTurns } from "./http-turns.ts";
+import { PROTOCOLS } from "./http-workload.ts";
+import { TABLE_HEADER, verdict } from "./support.ts";
+
+const TARGET = 1.3;
+
+const times = ({ median, noise }: { median: number; noise: number }) =>
+  `${median.toFixed(2)} x ± ${noise.toFixed(2)}`;
+const megabytes = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+const perSecond = (rate: number) => `${rate.toFixed(0)} runs/s`;
+
+export async function httpBench(): Promise<{ rows: string[][]; notes: string }> {
+  const rows = [TABLE_HEADER];
+  const notes: string[] = [];
+  for (const protocol of PROTOCOLS) {
+    const turns = await httpTurns(protocol, { repeats: 31, warmup: 3 });
+    rows.push([
+      `(4) ${protocol}: 50 one-tool turns, wall per turn`,
+      `${turns.skeinMs.toFixed(3)} ms`,
+      `${turns.plainMs.toFixed(3)} ms`,
+      times(turns.ratio),
+      `<= ${TARGET} x`,
+      verdict(turns.ratio.median <= TARGET),
+    ]);
+    notes.push(
+      `(4) ${protocol}: CPU time per turn (client and server), skein / plain ${turns.cpuRatio.toFixed(2)} x.`,
+    );
+    if (turns.warning) notes.push(`WARNING ${turns.warning}`);
+  }
+  for (const protocol of PROTOCOLS) {
+    const batch = await httpConcurrent(protocol, { repeats: 7, warmup: 1, children: 4 });
+    const { skeinRss, plainRss } = batch.memory;
+    const memoryRatio = skeinRss.median / plainRss.median;
+    rows.push(
+      [
+        `(5) ${protocol}: ${RUNS} concurrent 3-turn runs, throughput`,
+        perSecond(batch.skeinRate),
+        perSecond(batch.plainRate),
+        `plain / skein ${times(batch.ratio)}`,
+        `<= ${TARGET} x`,
+        verdict(batch.ratio.median <= TARGET),
+      ],
+      [
+        `(5) ${protocol}: the same, memory growth (peak RSS)`,
+        `${megabytes(skeinRss.median)} ± ${megabytes(skeinRss.noise)}`,
+        `${megabytes(plainRss.median)} ± ${megabytes(plainRss.noise)}`,
+        `${memoryRatio.toFixed(2)} x`,
+        `<= ${TARGET} x`,
+        verdict(memoryRatio <= TARGET),
+      ],
+    );
+    notes.push(
+      `(5) ${protocol}: heap growth skein ${megabytes(batch.memory.skeinHeap)}, plain ${megabytes(batch.memory.plainHeap)}; ` +
+        `throughput in the child processes (server in the parent) skein ${perSecond(batch.memory.skeinRate)}, plain ${perSecond(batch.memory.plainRate)}.`,
+    );
+    for (const warning of batch.memory.warnings)
+      notes.push(`(5) ${protocol}: a child warned, ${warning}`);
+    if (batch.warning) notes.push(`WARNING ${batch.warning}`);
+  }
+  notes.push(
+    "± is half the interquartile range. The server runs in this process for (4) and the throughput of (5),",
+    "so its work (the same for both: the request bodies are checked to be byte-identical) is in both figures.",
+  );
+  return { rows, notes: notes.join("\n") };
+}

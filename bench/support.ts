@@ -1,0 +1,85 @@
+/**
+ * What every benchmark shares: the built package, clocks, statistics, paired repeats and the
+ * printed table.
+ */
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
+
+/**
+ * `npm run bench` builds first: measure that build, dist/. Under tsx the specifier "skein" maps to
+ * src/ (tsconfig "paths"), and tsx's transform wraps every named closure in a `__name()` call,
+ * which about doubles the engine's cost per call; plain dist/ is what users run.
+ */
+export const dist = (path: string) => new URL(`../dist/${path}`, import.meta.url).href;
+export const skein = (await import(dist("index.js")).catch(missingBuild)) as typeof import("skein");
+export const testing = (await import(dist("testing/index.js")).catch(
+  missingBuild,
+)) as typeof import("skein/testing");
+
+function missingBuild(error: unknown): never {
+  console.error("bench: dist/ is missing or broken; run `npm run bench` (it builds first).");
+  throw error;
+}
+
+// ---------------------------------------------------------------- clocks
+
+/** CPU time of this process, in ms (user + system, every thread: GC helpers included). */
+export function cpuNow(): number {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1_000;
+}
+
+// A full collection before each timed run, outside the clock, so no run pays for the last one's garbage.
+setFlagsFromString("--expose-gc");
+export const collectGarbage = runInNewContext("gc") as () => void;
+
+// ---------------------------------------------------------------- statistics
+
+export const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** The median, and half the interquartile range as a measure of the noise around it. */
+export function spread(values: number[]): { median: number; noise: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (fraction: number) => sorted[Math.round(fraction * (sorted.length - 1))]!;
+  return { median: median(values), noise: (at(0.75) - at(0.25)) / 2 };
+}
+
+/** Runs `pair` `warmup + repeats` times, alternating which side goes first; keeps the repeats. */
+export async function paired<T>(
+  repeats: number,
+  warmup: number,
+  pair: { skein: () => Promise<T>; baseline: () => Promise<T> },
+): Promise<{ skein: T[]; baseline: T[] }> {
+  const out = { skein: [] as T[], baseline: [] as T[] };
+  for (let index = 0; index < warmup + repeats; index++) {
+    const order = index % 2 ? (["baseline", "skein"] as const) : (["skein", "baseline"] as const);
+    for (const side of order) {
+      const value = await pair[side]();
+      if (index >= warmup) out[side].push(value);
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- report
+
+export function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  const line = (row: string[]) =>
+    `| ${row.map((cell, column) => cell.padEnd(widths[column]!)).join(" | ")} |`;
+  const rule = `|${widths.map((width) => "-".repeat(width + 2)).join("|")}|`;
+  return [line(rows[0]!), rule, ...rows.slice(1).map(line)].join("\n");
+}
+
+export const TABLE_HEADER = ["measure", "skein", "baseline", "result", "target", ""];
+export const verdict = (pass: boolean) => (pass ? "PASS" : "FAIL");
+export const ms = (value: number) => `${value.toFixed(1)} ms`;
+export const us = (value: number) => `${value.toFixed(1)} µs`;
+export const noisy = ({ median, noise }: { median: number; noise: number }, unit: string) =>
+  `${us(median)} ± ${noise.toFixed(1)}${unit}`;
