@@ -136,19 +136,48 @@ const ignore = () => {};
 
 /**
  * Each run gets a signal of its own that follows the caller's: the engine hangs its listeners
- * (one per batch, model call and timed tool) there, never on a signal the caller shares between
- * runs, and the caller's signal carries one listener per running run.
+ * (one per batch, model call and timed tool) there, never on the caller's signal. Runs that share
+ * a caller's signal share one forwarding listener on it, however many run at once.
  */
+const followers = new WeakMap<
+  AbortSignal,
+  { members: Set<AbortController>; forward: () => void }
+>();
+
 function runSignal(signal: AbortSignal | undefined): {
   controller: AbortController;
   unlink: () => void;
 } {
   const controller = new AbortController();
   setMaxListeners(0, controller.signal);
-  const forward = () => controller.abort(signal?.reason);
-  if (signal?.aborted) forward();
-  else signal?.addEventListener("abort", forward, { once: true });
-  return { controller, unlink: () => signal?.removeEventListener("abort", forward) };
+  if (!signal) return { controller, unlink: () => {} };
+  if (signal.aborted) {
+    controller.abort(signal.reason);
+    return { controller, unlink: () => {} };
+  }
+  let group = followers.get(signal);
+  if (!group) {
+    const members = new Set<AbortController>();
+    const forward = () => {
+      followers.delete(signal);
+      for (const member of members) member.abort(signal.reason);
+    };
+    group = { members, forward };
+    followers.set(signal, group);
+    signal.addEventListener("abort", forward, { once: true });
+  }
+  const { members, forward } = group;
+  members.add(controller);
+  return {
+    controller,
+    unlink: () => {
+      members.delete(controller);
+      if (members.size === 0 && followers.get(signal)?.members === members) {
+        followers.delete(signal);
+        signal.removeEventListener("abort", forward);
+      }
+    },
+  };
 }
 
 async function runToEnd(start: Start, signal: AbortSignal | undefined): Promise<SDKResultMessage> {

@@ -367,7 +367,8 @@ class OpenAIDecoder implements StreamDecoder {
     try {
       call.input = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
       if (typeof call.input !== "object" || call.input === null || Array.isArray(call.input)) {
-        throw new TypeError("not an object");
+        reason = "its input was not a JSON object";
+        call.input = {};
       }
       if (this.#restore) call.input = this.#restore(call.name, call.input);
       if (last && this.#finishReason === "length")

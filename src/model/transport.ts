@@ -184,6 +184,13 @@ function connectionError(
   if (signal.aborted) return signal.reason ?? error;
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
   const detail = cause?.code ?? cause?.message ?? describeThrown(error).message;
+  if (/redirect/i.test(detail)) {
+    // Not retried: the same request gets the same redirect.
+    return new ProtocolError(
+      `The model API at ${new URL(url).origin} answered with a redirect, which skein does not follow (it could carry the key to another host). Set the base URL to where it redirects.`,
+      { cause: error },
+    );
+  }
   const origin = new URL(url).origin;
   const message =
     phase === "connect"
@@ -287,11 +294,15 @@ async function readCapped(response: Response, limit: number): Promise<string> {
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  while (size < limit) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(value);
-    size += value.byteLength;
+  try {
+    while (size < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      chunks.push(value);
+      size += value.byteLength;
+    }
+  } catch {
+    // Timed out or cut: what arrived is still worth showing.
   }
   await reader.cancel().catch(() => {});
   return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit));
