@@ -2,23 +2,25 @@ import type { EventSourceMessage } from "eventsource-parser";
 import {
   APIConnectionError,
   APIError,
-  ConfigurationError,
   InternalServerError,
   OverloadedError,
   ProtocolError,
   RateLimitError,
 } from "../errors.ts";
-import { assertKnownOptions, assertPositiveInteger } from "../options.ts";
 import type { ContentBlock, Message, Usage } from "./messages.ts";
 import type { IncompleteToolCall, Model, ModelRequest, ModelStreamEvent } from "./model.ts";
 import {
   lowerCaseKeys,
   PROVIDER_OPTION_KEYS,
   type ProviderOptions,
-  readEnvironment,
-  resolveTransport,
+  resolveProvider,
 } from "./provider-options.ts";
-import { readErrorBody, type StreamDecoder, streamWithRetries } from "./transport.ts";
+import {
+  parseEventData,
+  readErrorBody,
+  type StreamDecoder,
+  streamWithRetries,
+} from "./transport.ts";
 
 export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
 export const ANTHROPIC_DEFAULT_MODEL = "claude-sonnet-4-6";
@@ -45,18 +47,16 @@ const ANTHROPIC_KEYS: ReadonlySet<string> = new Set([
  * `baseURL` excludes `/v1`; `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` are read when not given.
  */
 export function anthropic(options: AnthropicOptions = {}): Model {
-  assertKnownOptions("anthropic()", options, ANTHROPIC_KEYS);
-  assertPositiveInteger("anthropic()", "maxTokens", options.maxTokens);
-  const { apiKey, baseURL } = readEnvironment(
-    "anthropic()",
+  const { apiKey, endpoint, transport, modelId, assertKey } = resolveProvider({
+    prefix: "anthropic()",
     options,
-    "ANTHROPIC",
-    ANTHROPIC_DEFAULT_BASE_URL,
-  );
-  const transport = resolveTransport("anthropic()", options);
-  const modelId = options.model ?? ANTHROPIC_DEFAULT_MODEL;
+    keys: ANTHROPIC_KEYS,
+    variable: "ANTHROPIC",
+    defaultBaseURL: ANTHROPIC_DEFAULT_BASE_URL,
+    path: "/v1/messages",
+    defaultModel: ANTHROPIC_DEFAULT_MODEL,
+  });
   const caching = options.promptCaching ?? true;
-  const endpoint = `${baseURL.replace(/\/+$/, "")}/v1/messages`;
 
   return {
     provider: "anthropic",
@@ -65,11 +65,7 @@ export function anthropic(options: AnthropicOptions = {}): Model {
       request: ModelRequest,
       { signal }: { signal: AbortSignal },
     ): AsyncIterable<ModelStreamEvent> {
-      if (!apiKey && new URL(endpoint).hostname === "api.anthropic.com") {
-        throw new ConfigurationError(
-          "anthropic(): no API key. Set ANTHROPIC_API_KEY, or pass apiKey (and baseURL for an Anthropic-compatible endpoint).",
-        );
-      }
+      assertKey();
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
         max_tokens: request.maxTokens ?? options.maxTokens ?? 8192,
@@ -173,7 +169,7 @@ class AnthropicDecoder implements StreamDecoder {
 
   push(event: EventSourceMessage): ModelStreamEvent[] {
     if (event.event === "ping") return [];
-    const data = parse(event.data);
+    const data = parseEventData(event.data);
     const type = event.event ?? (data.type as string | undefined);
     switch (type) {
       case "message_start": {
@@ -329,18 +325,6 @@ class AnthropicDecoder implements StreamDecoder {
     if (this.#incomplete.length) event.incompleteToolCalls = this.#incomplete;
     return event;
   }
-}
-
-function parse(data: string): Record<string, unknown> {
-  try {
-    const value = JSON.parse(data);
-    if (typeof value === "object" && value !== null) return value as Record<string, unknown>;
-  } catch {
-    // fall through
-  }
-  throw new ProtocolError(
-    `The model's stream sent data that is not a JSON object: ${data.slice(0, 120)}`,
-  );
 }
 
 /** An error event inside the stream: typed by its `type`, with no HTTP status (RELIABILITY P7). */

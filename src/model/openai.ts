@@ -1,12 +1,5 @@
 import type { EventSourceMessage } from "eventsource-parser";
-import {
-  APIConnectionError,
-  apiErrorFor,
-  ConfigurationError,
-  InternalServerError,
-  ProtocolError,
-} from "../errors.ts";
-import { assertKnownOptions, assertPositiveInteger } from "../options.ts";
+import { APIConnectionError, apiErrorFor, InternalServerError, ProtocolError } from "../errors.ts";
 import type { ContentBlock, Message, ToolResultBlock, Usage } from "./messages.ts";
 import type {
   IncompleteToolCall,
@@ -19,10 +12,14 @@ import {
   lowerCaseKeys,
   PROVIDER_OPTION_KEYS,
   type ProviderOptions,
-  readEnvironment,
-  resolveTransport,
+  resolveProvider,
 } from "./provider-options.ts";
-import { readErrorBody, type StreamDecoder, streamWithRetries } from "./transport.ts";
+import {
+  parseEventData,
+  readErrorBody,
+  type StreamDecoder,
+  streamWithRetries,
+} from "./transport.ts";
 
 export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 export const OPENAI_DEFAULT_MODEL = "gpt-5-mini";
@@ -52,17 +49,15 @@ const OPENAI_KEYS: ReadonlySet<string> = new Set([
  * `OPENAI_BASE_URL` are read when not given.
  */
 export function openai(options: OpenAIOptions = {}): Model {
-  assertKnownOptions("openai()", options, OPENAI_KEYS);
-  assertPositiveInteger("openai()", "maxTokens", options.maxTokens);
-  const { apiKey, baseURL } = readEnvironment(
-    "openai()",
+  const { apiKey, endpoint, transport, modelId, assertKey } = resolveProvider({
+    prefix: "openai()",
     options,
-    "OPENAI",
-    OPENAI_DEFAULT_BASE_URL,
-  );
-  const transport = resolveTransport("openai()", options);
-  const modelId = options.model ?? OPENAI_DEFAULT_MODEL;
-  const endpoint = `${baseURL.replace(/\/+$/, "")}/chat/completions`;
+    keys: OPENAI_KEYS,
+    variable: "OPENAI",
+    defaultBaseURL: OPENAI_DEFAULT_BASE_URL,
+    path: "/chat/completions",
+    defaultModel: OPENAI_DEFAULT_MODEL,
+  });
   // Capability flags, resolved once.
   const host = new URL(endpoint).hostname;
   const maxTokensField = host === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
@@ -76,11 +71,7 @@ export function openai(options: OpenAIOptions = {}): Model {
       request: ModelRequest,
       { signal }: { signal: AbortSignal },
     ): AsyncIterable<ModelStreamEvent> {
-      if (!apiKey && new URL(endpoint).hostname === "api.openai.com") {
-        throw new ConfigurationError(
-          "openai(): no API key. Set OPENAI_API_KEY, or pass apiKey (and baseURL for another server).",
-        );
-      }
+      assertKey();
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
         messages: wireMessages(request.system, request.messages, replayReasoning),
@@ -309,7 +300,7 @@ class OpenAIDecoder implements StreamDecoder {
       this.#done = true;
       return [];
     }
-    const chunk = parse(event.data);
+    const chunk = parseEventData(event.data);
     if (chunk.error) {
       // OpenRouter and others report failures inside the stream, with the HTTP status as `code`.
       const error = chunk.error as { message?: string; type?: string; code?: unknown };
@@ -444,16 +435,4 @@ function readUsage(usage: Record<string, unknown>): Partial<Usage> {
     cacheReadInputTokens: cached,
     cacheCreationInputTokens: 0,
   };
-}
-
-function parse(data: string): Record<string, unknown> {
-  try {
-    const value = JSON.parse(data);
-    if (typeof value === "object" && value !== null) return value as Record<string, unknown>;
-  } catch {
-    // fall through
-  }
-  throw new ProtocolError(
-    `The model's stream sent data that is not a JSON object: ${data.slice(0, 120)}`,
-  );
 }

@@ -1,5 +1,5 @@
 import { ConfigurationError } from "../errors.ts";
-import { assertPositiveInteger, describeValue } from "../options.ts";
+import { assertKnownOptions, assertPositiveInteger, describeValue } from "../options.ts";
 import type { TransportOptions } from "./transport.ts";
 
 /** What every provider factory accepts (DESIGN: provider options). */
@@ -90,4 +90,45 @@ export function lowerCaseKeys(headers: Record<string, string> | undefined): Reco
   const lower: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers ?? {})) lower[name.toLowerCase()] = value;
   return lower;
+}
+
+/** What both factories resolve once from their options: where to send, with which key, how patiently. */
+export interface ResolvedProvider {
+  apiKey: string | undefined;
+  endpoint: string;
+  transport: TransportOptions;
+  modelId: string;
+  /** Throws when the provider's own host would get a request without a key. */
+  assertKey(): void;
+}
+
+export function resolveProvider(spec: {
+  prefix: string;
+  options: ProviderOptions & { maxTokens?: number };
+  keys: ReadonlySet<string>;
+  variable: "ANTHROPIC" | "OPENAI";
+  defaultBaseURL: string;
+  path: string;
+  defaultModel: string;
+}): ResolvedProvider {
+  const { prefix, options, variable } = spec;
+  assertKnownOptions(prefix, options, spec.keys);
+  assertPositiveInteger(prefix, "maxTokens", options.maxTokens);
+  const { apiKey, baseURL } = readEnvironment(prefix, options, variable, spec.defaultBaseURL);
+  const endpoint = `${baseURL.replace(/\/+$/, "")}${spec.path}`;
+  const ownHost = new URL(spec.defaultBaseURL).hostname;
+  return {
+    apiKey,
+    endpoint,
+    transport: resolveTransport(prefix, options),
+    modelId: options.model ?? spec.defaultModel,
+    assertKey() {
+      // A key is required only for the provider's own host; local and compatible servers may need none.
+      if (!apiKey && new URL(endpoint).hostname === ownHost) {
+        throw new ConfigurationError(
+          `${prefix}: no API key. Set ${variable}_API_KEY, or pass apiKey (and baseURL for another server).`,
+        );
+      }
+    },
+  };
 }

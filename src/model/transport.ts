@@ -307,3 +307,16 @@ async function readCapped(response: Response, limit: number): Promise<string> {
   await reader.cancel().catch(() => {});
   return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit));
 }
+
+/** One event's data as a JSON object; anything else is a `ProtocolError` (never retried). */
+export function parseEventData(data: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(data);
+    if (typeof value === "object" && value !== null) return value as Record<string, unknown>;
+  } catch {
+    // Reported below, with the data.
+  }
+  throw new ProtocolError(
+    `The model's stream sent data that is not a JSON object: ${data.slice(0, 120)}`,
+  );
+}

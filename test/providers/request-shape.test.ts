@@ -189,7 +189,7 @@ describe("anthropic: request shape", () => {
       error: {
         name: "ConfigurationError",
         message:
-          "anthropic(): no API key. Set ANTHROPIC_API_KEY, or pass apiKey (and baseURL for an Anthropic-compatible endpoint).",
+          "anthropic(): no API key. Set ANTHROPIC_API_KEY, or pass apiKey (and baseURL for another server).",
       },
     });
   });
