@@ -34,7 +34,7 @@ export async function httpBench(): Promise<{ rows: string[][]; notes: string }> 
     if (turns.warning) notes.push(`WARNING ${turns.warning}`);
   }
   for (const protocol of PROTOCOLS) {
-    const batch = await httpConcurrent(protocol, { repeats: 7, warmup: 1, children: 4 });
+    const batch = await httpConcurrent(protocol, { repeats: 7, warmup: 1, children: 5 });
     const { skeinRss, plainRss } = batch.memory;
     const memoryRatio = skeinRss.median / plainRss.median;
     rows.push(

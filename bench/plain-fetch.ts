@@ -58,7 +58,13 @@ async function streamEvents(
   if (!response.ok || !response.body) throw new Error(`bench: HTTP ${response.status}`);
   const parser = createParser({ onEvent: (event) => onData(event.data) });
   const decoder = new TextDecoder();
-  for await (const chunk of response.body) parser.feed(decoder.decode(chunk, { stream: true }));
+  // Read with a reader, as skein reads.
+  const reader = response.body.getReader();
+  while (true) {
+    const chunk = await reader.read();
+    if (chunk.done) return;
+    parser.feed(decoder.decode(chunk.value, { stream: true }));
+  }
 }
 
 // ---------------------------------------------------------------- Anthropic Messages

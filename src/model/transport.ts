@@ -93,15 +93,19 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
   const forwardAbort = () => controller.abort(signal.reason);
   signal.addEventListener("abort", forwardAbort, { once: true });
   let idleTimer: NodeJS.Timeout | undefined;
+  let bodyDone = false;
+  // One timer per attempt, pushed back on each event (refresh, not a new timer per event).
   const armIdle = () => {
-    clearTimeout(idleTimer);
-    idleTimer = setTimeout(
-      () =>
-        controller.abort(
-          new APITimeoutError(`The model API sent nothing for ${transport.idleTimeoutMs} ms.`),
-        ),
-      transport.idleTimeoutMs,
-    );
+    if (idleTimer) idleTimer.refresh();
+    else {
+      idleTimer = setTimeout(
+        () =>
+          controller.abort(
+            new APITimeoutError(`The model API sent nothing for ${transport.idleTimeoutMs} ms.`),
+          ),
+        transport.idleTimeoutMs,
+      );
+    }
   };
   const headersTimer = setTimeout(
     () =>
@@ -157,10 +161,17 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
       parser.feed(chunk.done ? text.decode() : text.decode(chunk.value, { stream: true }));
       for (const event of pending.splice(0)) {
         if (!decoder.isKeepAlive?.(event)) armIdle();
-        yield* decoder.push(event);
-        // The stop event ends the turn: a connection the server leaves open must not fail it.
-        if (decoder.isComplete?.()) break;
+        const events = decoder.push(event);
+        if (decoder.isComplete?.()) {
+          // The stop event ends the turn: a connection the server leaves open must not fail it.
+          // Reading the body's end first (briefly) lets the connection be reused, not torn down.
+          if (!chunk.done) bodyDone = await drainBriefly(reader);
+          yield* events;
+          break;
+        }
+        yield* events;
       }
+      if (chunk.done) bodyDone = true;
       if (chunk.done || decoder.isComplete?.()) break;
     }
     yield* decoder.end();
@@ -169,7 +180,7 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
     clearTimeout(idleTimer);
     signal.removeEventListener("abort", forwardAbort);
     // Closes the connection if the body was not read to the end (abort, error, early return).
-    controller.abort();
+    if (!bodyDone) controller.abort();
   }
 }
 
@@ -319,4 +330,23 @@ export function parseEventData(data: string): Record<string, unknown> {
   throw new ProtocolError(
     `The model's stream sent data that is not a JSON object: ${data.slice(0, 120)}`,
   );
+}
+
+/** Reads what is left of a body for at most 50 ms; true when it ended (the connection can be reused). */
+async function drainBriefly(reader: { read(): Promise<{ done: boolean }> }): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), 50);
+  });
+  try {
+    while (true) {
+      const step = await Promise.race([reader.read(), timeout]);
+      if (step === "timeout") return false;
+      if (step.done) return true;
+    }
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,7 +1,6 @@
 import { describeThrown, MissingModelError, ModelError } from "../errors.ts";
 import type { ContentBlock, Message, Usage } from "../model/messages.ts";
 import type { IncompleteToolCall, Model, StopReason } from "../model/model.ts";
-import { untilAborted } from "./abortable.ts";
 import type { EngineConfig } from "./config.ts";
 import type { AgentEvent, ErrorInfo } from "./types.ts";
 
@@ -58,11 +57,21 @@ export async function callModel(options: {
     // Each step of the model's stream is raced against the signal: a model that ignores it
     // cannot keep an aborted run alive.
     const iterator = model.stream(request, { signal })[Symbol.asyncIterator]();
-    const stopIterator = () => void Promise.resolve(iterator.return?.()).catch(() => {});
+    // One abort promise for the whole call, raced with each step (no listener per event).
+    let rejectAborted: (reason: unknown) => void = () => {};
+    const aborted = new Promise<never>((_, reject) => {
+      rejectAborted = reject;
+    });
+    aborted.catch(() => {});
+    const stopIterator = () => {
+      rejectAborted(signal.reason);
+      void Promise.resolve(iterator.return?.()).catch(() => {});
+    };
+    if (signal.aborted) stopIterator();
     signal.addEventListener("abort", stopIterator, { once: true });
     try {
       while (true) {
-        const step = await untilAborted(iterator.next(), signal);
+        const step = await Promise.race([iterator.next(), aborted]);
         if (step.done) break;
         const event = step.value;
         switch (event.type) {
