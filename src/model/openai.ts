@@ -186,30 +186,42 @@ function restoreOptionals(input: unknown, schema: unknown): unknown {
 /** The Anthropic-shaped transcript in chat-completions form: tool results become `tool` messages. */
 function wireMessages(system: string, messages: Message[], replayReasoning: boolean): unknown[] {
   const wire: unknown[] = system ? [{ role: "system", content: system }] : [];
+  const cache = replayReasoning ? wireWithReasoning : wireWithoutReasoning;
   for (const message of messages) {
-    if (typeof message.content === "string") {
-      wire.push({ role: message.role, content: message.content });
-      continue;
+    // Transcript messages never change once appended: each is converted once, not on every turn.
+    let converted = cache.get(message);
+    if (!converted) {
+      converted = wireMessage(message, replayReasoning);
+      cache.set(message, converted);
     }
-    if (message.role === "assistant") {
-      wire.push(assistantMessage(message.content, replayReasoning));
-      continue;
-    }
-    const parts: unknown[] = [];
-    for (const block of message.content) {
-      if (block.type === "tool_result") wire.push(toolMessage(block));
-      else if (block.type === "text") parts.push({ type: "text", text: block.text });
-      else if (block.type === "image")
-        parts.push({ type: "image_url", image_url: { url: imageUrl(block) } });
-    }
-    // Text alone goes as a string: some servers (DeepSeek) refuse an array of text parts.
-    if (parts.length) {
-      const allText = parts.every((part) => (part as { type: string }).type === "text");
-      wire.push({
-        role: "user",
-        content: allText ? parts.map((part) => (part as { text: string }).text).join("\n") : parts,
-      });
-    }
+    for (const entry of converted) wire.push(entry);
+  }
+  return wire;
+}
+
+const wireWithReasoning = new WeakMap<Message, unknown[]>();
+const wireWithoutReasoning = new WeakMap<Message, unknown[]>();
+
+/** One transcript message in chat-completions form: one message, or a user message's tool results as `tool` messages. */
+function wireMessage(message: Message, replayReasoning: boolean): unknown[] {
+  if (typeof message.content === "string")
+    return [{ role: message.role, content: message.content }];
+  if (message.role === "assistant") return [assistantMessage(message.content, replayReasoning)];
+  const wire: unknown[] = [];
+  const parts: unknown[] = [];
+  for (const block of message.content) {
+    if (block.type === "tool_result") wire.push(toolMessage(block));
+    else if (block.type === "text") parts.push({ type: "text", text: block.text });
+    else if (block.type === "image")
+      parts.push({ type: "image_url", image_url: { url: imageUrl(block) } });
+  }
+  // Text alone goes as a string: some servers (DeepSeek) refuse an array of text parts.
+  if (parts.length) {
+    const allText = parts.every((part) => (part as { type: string }).type === "text");
+    wire.push({
+      role: "user",
+      content: allText ? parts.map((part) => (part as { text: string }).text).join("\n") : parts,
+    });
   }
   return wire;
 }
