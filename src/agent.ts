@@ -71,7 +71,8 @@ export const DEFAULT_MODEL = ANTHROPIC_DEFAULT_MODEL;
  */
 const modelByName: ModelFactory = (choice) =>
   anthropic({
-    model: choice.name ?? process.env.SKEIN_MODEL ?? DEFAULT_MODEL,
+    // An empty variable counts as unset, as for keys and base URLs.
+    model: choice.name || process.env.SKEIN_MODEL || DEFAULT_MODEL,
     ...(choice.apiKey !== undefined ? { apiKey: choice.apiKey } : {}),
     ...(choice.baseURL !== undefined ? { baseURL: choice.baseURL } : {}),
   });

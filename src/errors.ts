@@ -65,11 +65,6 @@ export class ModelError extends SkeinError {
   }
 }
 
-/** The run has no usable model: none given, or a model-name string with no provider available. */
-export class MissingModelError extends ModelError {
-  override name = "MissingModelError";
-}
-
 /** `scriptedModel` was asked for a turn past the end of its script. */
 export class ScriptExhaustedError extends ModelError {
   override name = "ScriptExhaustedError";

@@ -10,7 +10,6 @@ export {
   ConfigurationError,
   ConflictError,
   InternalServerError,
-  MissingModelError,
   ModelError,
   NotFoundError,
   OverloadedError,

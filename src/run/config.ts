@@ -38,7 +38,7 @@ export type ModelFactory = (choice: Extract<ModelChoice, { kind: "name" }>) => M
 export interface EngineConfig {
   id?: string;
   model: ModelChoice;
-  modelFactory?: ModelFactory;
+  modelFactory: ModelFactory;
   modelName?: string;
   system: string;
   /** Every tool by name: a Map, so names such as `__proto__` or `toString` never reach a prototype. */
@@ -62,7 +62,7 @@ export interface EngineConfig {
 
 export function resolveConfig(
   options: AgentOptions,
-  resolution: { builtins?: readonly ToolDefinition[]; modelFactory?: ModelFactory } = {},
+  resolution: { builtins?: readonly ToolDefinition[]; modelFactory: ModelFactory },
   prefix = "AgentOptions",
 ): EngineConfig {
   const builtins = resolution.builtins ?? [];

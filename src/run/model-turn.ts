@@ -1,4 +1,4 @@
-import { describeThrown, MissingModelError, ModelError } from "../errors.ts";
+import { describeThrown, ModelError } from "../errors.ts";
 import type { ContentBlock, Message, Usage } from "../model/messages.ts";
 import type { IncompleteToolCall, Model, StopReason } from "../model/model.ts";
 import type { EngineConfig } from "./config.ts";
@@ -14,16 +14,10 @@ export type ModelTurn =
     }
   | { ok: false; error: ErrorInfo; partial?: Message };
 
-/** Finds the model for a run; a failure (no provider, no key) is reported on the result, not thrown. */
+/** Finds the model for a run; a failure (such as a missing key) is reported on the result, not thrown. */
 export function resolveModel(config: EngineConfig): Model | ErrorInfo {
   const choice = config.model;
   if (choice.kind === "object") return choice.model;
-  if (!config.modelFactory) {
-    const error = new MissingModelError(
-      `The agent names the model "${choice.name ?? "(default)"}", but has no provider to reach it. Pass a Model object as "model".`,
-    );
-    return { name: error.name, message: error.message };
-  }
   try {
     return config.modelFactory(choice);
   } catch (error) {
