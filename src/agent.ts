@@ -1,16 +1,28 @@
 import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
+import { statSync } from "node:fs";
+import path from "node:path";
+import { createBackgroundTasks } from "./builtin/background.ts";
+import type { BuiltinEnvironment } from "./builtin/environment.ts";
+import { builtinTools } from "./builtin/index.ts";
+import { probeSandbox, sandboxPolicy } from "./builtin/sandbox.ts";
+import { createWorkspace } from "./builtin/workspace.ts";
 import { ConfigurationError } from "./errors.ts";
 import { ANTHROPIC_DEFAULT_MODEL, anthropic } from "./model/anthropic.ts";
 import { type ContentBlock, emptyUsage, type Message } from "./model/messages.ts";
 import {
+  AGENT_OPTION_KEYS,
   assertKnownOptions,
+  assertOneOf,
   describeValue,
+  PERMISSION_KEYS,
   QUERY_OPTION_KEYS,
   RESUME_OPTION_KEYS,
   RUN_OPTION_KEYS,
 } from "./options.ts";
 import { EventChannel } from "./run/channel.ts";
+import { createPermissionGate, type PermissionGate } from "./permissions/gate.ts";
+import { checkHardenedPreset } from "./permissions/preset.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
 import { type RunContext, runLoop } from "./run/loop.ts";
 import { type RestoredRun, restoreRun } from "./run/state.ts";
@@ -22,7 +34,6 @@ import type {
   RunState,
   SDKResultMessage,
 } from "./run/types.ts";
-import type { ToolDefinition } from "./tools/types.ts";
 
 /** What a run starts from: text, or content blocks (text and images) for the first user message. */
 export type Prompt = string | ContentBlock[];
@@ -47,18 +58,93 @@ export type AgentDefinition = Readonly<AgentOptions>;
 
 /** Checks agent options strictly and returns them, typed, for `createAgent` / `createBareAgent` later. */
 export function defineAgent(options: AgentOptions): AgentDefinition {
-  resolveConfig(options, { modelFactory: modelByName });
+  assemble(options, { builtins: false });
   return options;
 }
 
-/** An agent with skein's built-in tools (added by the built-in tools issue) followed by yours. */
+/** An agent with skein's built-in tools (Read, LS, Glob, Grep, Write, Edit, Bash, ...) followed by yours. */
 export function createAgent(options: AgentOptions | AgentDefinition): Agent {
-  return agentFrom(resolveConfig(options, { builtins: builtinTools(), modelFactory: modelByName }));
+  return agentFrom(assemble(options, { builtins: true }));
 }
 
 /** An agent with only the tools you give it. */
 export function createBareAgent(options: AgentOptions | AgentDefinition): Agent {
-  return agentFrom(resolveConfig(options, { modelFactory: modelByName }));
+  return agentFrom(assemble(options, { builtins: false }));
+}
+
+/**
+ * Plugs the workspace, the built-in tools, the permission gate and the preset into the engine's
+ * configuration. The engine sees them only through `resolveConfig`'s small interfaces.
+ */
+function assemble(options: AgentOptions, choice: { builtins: boolean }): EngineConfig {
+  const prefix = "AgentOptions";
+  assertKnownOptions(prefix, options, AGENT_OPTION_KEYS);
+  assertOneOf(prefix, "preset", options.preset, ["hardened"]);
+  assertKnownOptions(`${prefix}: permissions`, options.permissions, PERMISSION_KEYS);
+  for (const behavior of PERMISSION_KEYS) {
+    const list = (options.permissions as Record<string, unknown> | undefined)?.[behavior];
+    if (list !== undefined && !Array.isArray(list))
+      throw new ConfigurationError(
+        `${prefix}: permissions.${behavior} must be an array of rules such as "Bash(npm run test:*)", received ${describeValue(list)}.`,
+      );
+  }
+  const workspace = createWorkspace(workspaceRoot(options.cwd, prefix));
+  const hardened = options.preset === "hardened";
+  const background = createBackgroundTasks();
+  let gate: PermissionGate | undefined;
+  const environment: BuiltinEnvironment = {
+    workspace,
+    // The gate is built once the tool list is known, after the built-ins that consult it.
+    readDenied: (relative) => gate?.readDenied(relative) ?? false,
+    get readDenyPatterns() {
+      return gate?.readDenyPatterns ?? [];
+    },
+    background,
+    sandboxed: hardened,
+  };
+  return resolveConfig(options, {
+    builtins: choice.builtins ? builtinTools(environment) : [],
+    modelFactory: modelByName,
+    background,
+    ...(hardened
+      ? {
+          sandbox: async () =>
+            sandboxPolicy(workspace.root, (await probeSandbox()).available),
+        }
+      : {}),
+    permissions: (tools, { extraDeny }) => {
+      if (hardened) checkHardenedPreset(tools, prefix);
+      gate = createPermissionGate({
+        rules: options.permissions,
+        extraDeny,
+        tools,
+        workspace,
+        prefix,
+      });
+      return gate;
+    },
+  });
+}
+
+function workspaceRoot(cwd: unknown, prefix: string): string {
+  if (cwd !== undefined && (typeof cwd !== "string" || cwd === "")) {
+    throw new ConfigurationError(
+      `${prefix}: cwd must be the path of a directory, received ${describeValue(cwd)}.`,
+    );
+  }
+  const root = path.resolve(cwd ?? process.cwd());
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(root).isDirectory();
+  } catch {
+    // Reported below, the same way as a file.
+  }
+  if (!isDirectory) {
+    throw new ConfigurationError(
+      `${prefix}: cwd ${JSON.stringify(cwd ?? root)} is not an existing directory; the workspace root must exist.`,
+    );
+  }
+  return root;
 }
 
 /** The model used when an agent names none and `SKEIN_MODEL` is unset. */
@@ -76,11 +162,6 @@ const modelByName: ModelFactory = (choice) =>
     ...(choice.apiKey !== undefined ? { apiKey: choice.apiKey } : {}),
     ...(choice.baseURL !== undefined ? { baseURL: choice.baseURL } : {}),
   });
-
-/** Built-in tools come with the built-in tools issue; until then `createAgent` adds none. */
-function builtinTools(): ToolDefinition[] {
-  return [];
-}
 
 export interface QueryOptions extends AgentOptions {
   prompt: Prompt;
@@ -240,6 +321,7 @@ function newRun(
     sessionId: options.sessionId,
     signal: options.signal,
     emit: options.emit,
+    runData: options.runData ?? new Map(),
     messages: options.messages,
     steps: options.steps ?? [],
     usage: options.usage ?? emptyUsage(),

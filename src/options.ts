@@ -82,7 +82,14 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "maxResultChars",
   "allowedTools",
   "disallowedTools",
+  "cwd",
+  "permissions",
+  "approval",
+  "preset",
+  "approvalSecret",
 ]);
+
+export const PERMISSION_KEYS: ReadonlySet<string> = new Set(["allow", "ask", "deny"]);
 
 export const QUERY_OPTION_KEYS: ReadonlySet<string> = new Set([
   ...AGENT_OPTION_KEYS,

@@ -41,6 +41,8 @@ export class Batch {
   #acceptsEarly = true;
   /** Prepares run one after another, in call order. */
   #prepared: Promise<void> = Promise.resolve();
+  /** A call waits for approval: the calls after it, in call order, wait with it. */
+  #awaitingApproval = false;
 
   constructor(env: CallEnvironment) {
     // The batch's own signal follows the run's, and lets `abandon` cancel calls started early.
@@ -77,7 +79,7 @@ export class Batch {
     this.#prepared = this.#prepared.then(async () => {
       await this.#prepare(record);
       // Only a call that could overlap anyway starts before the reply is complete.
-      if (!record.result) this.#scheduler.add(record, { held: record.exclusive });
+      if (this.#runnable(record)) this.#scheduler.add(record, { held: record.exclusive });
     });
   }
 
@@ -92,9 +94,34 @@ export class Batch {
     await this.#prepared;
     await checkBatchPolicy(records, env);
     const late = records.filter((record) => this.#early.get(record.id) !== record);
-    for (const record of late) await this.#prepare(record);
+    const runnable: CallRecord[] = [];
+    for (const record of late) {
+      await this.#prepare(record);
+      if (this.#runnable(record)) runnable.push(record);
+    }
+    return this.#execute(records, runnable, (record) => finalizeCall(record, env));
+  }
 
-    const runnable = late.filter((record) => !record.result);
+  /**
+   * Continues the batch a pause interrupted (`agent.resume`): the calls `restoreRun` let through
+   * (approved, or held behind an approval) run now; finished calls keep their blocks.
+   */
+  async resume(
+    records: CallRecord[],
+    runnable: CallRecord[],
+    done: Map<string, ToolResultBlock>,
+  ): Promise<BatchOutcome> {
+    return this.#execute(records, runnable, (record) =>
+      done.get(record.id) ?? finalizeCall(record, this.#env),
+    );
+  }
+
+  async #execute(
+    records: CallRecord[],
+    runnable: CallRecord[],
+    blockOf: (record: CallRecord) => ToolResultBlock | Promise<ToolResultBlock>,
+  ): Promise<BatchOutcome> {
+    const env = this.#env;
     const sequential =
       env.config.mode === "sequential" ||
       runnable.some((record) => record.tool?.executionMode === "sequential");
@@ -114,8 +141,7 @@ export class Batch {
       }
     }
     const blocks: (ToolResultBlock | undefined)[] = [];
-    for (const record of records)
-      blocks.push(record.pending ? undefined : await finalizeCall(record, env));
+    for (const record of records) blocks.push(record.pending ? undefined : await blockOf(record));
     this.#unlink();
     return { blocks, paused: records.some((record) => record.pending), aborted };
   }
@@ -145,6 +171,14 @@ export class Batch {
       }
       await finalizeCall(record, this.#env);
     }
+  }
+
+  /** Whether a prepared call may be scheduled now; one behind a call waiting for approval is held. */
+  #runnable(record: CallRecord): boolean {
+    if (record.result) return false;
+    if (record.pending === "approval") this.#awaitingApproval = true;
+    else if (this.#awaitingApproval) record.pending = "held";
+    return record.pending === undefined;
   }
 
   async #prepare(record: CallRecord): Promise<void> {

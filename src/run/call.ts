@@ -1,6 +1,12 @@
 import { messageForModel, type ToolTimeoutError } from "../errors.ts";
 import { assertSerialisable, InvalidToolResultError } from "../tools/result.ts";
-import type { ToolCall, ToolDefinition, ToolResult, ToolRuntime } from "../tools/types.ts";
+import type {
+  SandboxPolicy,
+  ToolCall,
+  ToolDefinition,
+  ToolResult,
+  ToolRuntime,
+} from "../tools/types.ts";
 import type { EngineConfig } from "./config.ts";
 import type { Schedulable } from "./schedule.ts";
 import type { AgentEvent } from "./types.ts";
@@ -17,6 +23,7 @@ export type FailureReason =
   | "not_found"
   | "invalid_input"
   | "blocked"
+  | "denied"
   | "rejected"
   | "threw"
   | "timeout"
@@ -40,8 +47,13 @@ export interface CallRecord extends Schedulable {
   result?: ToolResult;
   /** The handler (or onToolCalled) was invoked. */
   reachedHandler: boolean;
-  /** Waiting for the app: the run pauses. */
-  pending?: "external";
+  /**
+   * Why the call waits, so the run pauses: for the app's output ("external"), for approval
+   * ("approval"), or behind an earlier call that waits for approval ("held").
+   */
+  pending?: "external" | "approval" | "held";
+  /** Why the rules asked for approval (for the approval handler and the paused result). */
+  approvalReason?: string;
   preliminaryResults: unknown[];
   startedAt: number;
   /** When the call got its result (its handler settled, or it was answered without one). */
@@ -58,6 +70,10 @@ export interface CallEnvironment {
   sessionId: string;
   signal: AbortSignal;
   emit: (event: AgentEvent) => void;
+  /** The run's `ToolContext.runData`, carried in a paused state. */
+  runData: Map<string, unknown>;
+  /** The sandbox policy in force (hardened preset), read once per run. */
+  sandbox?: SandboxPolicy;
 }
 
 export function newCallRecord(id: string, name: string, rawInput: unknown): CallRecord {

@@ -11,8 +11,14 @@ import {
   TOOL_CONCURRENCY_KEYS,
   TOOL_EXECUTION_KEYS,
 } from "../options.ts";
+import { wildcard } from "../permissions/rules.ts";
 import { isToolDefinition, runtimeOf } from "../tools/definition.ts";
-import type { ToolDefinition } from "../tools/types.ts";
+import type {
+  ApprovalHandler,
+  BackgroundTasks,
+  SandboxPolicy,
+  ToolDefinition,
+} from "../tools/types.ts";
 import type { AgentHooks, AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./types.ts";
 
 export const DEFAULT_MAX_TURNS = 100;
@@ -33,6 +39,35 @@ export type ModelChoice =
 
 /** Turns a model name into a `Model` (agent.ts gives the Anthropic provider). */
 export type ModelFactory = (choice: Extract<ModelChoice, { kind: "name" }>) => Model;
+
+/** A rule decision for one call (the permission layer's answer). */
+export type PermissionDecision =
+  | { behavior: "allow" }
+  | { behavior: "deny"; message: string }
+  | { behavior: "ask"; reason: string };
+
+/**
+ * What the engine asks of the permission layer (src/permissions): the engine knows rules only
+ * through this, as it knows providers only through `Model`.
+ */
+export interface PermissionLayer {
+  decide(tool: ToolDefinition, input: unknown): Promise<PermissionDecision>;
+  /** Deny rules alone, for input an approval rewrote or a resumed state carries. */
+  denial(tool: ToolDefinition, input: unknown): Promise<string | undefined>;
+  /** Tools a bare deny rule hides from the model. */
+  hides(name: string): boolean;
+}
+
+/** What the caller of `resolveConfig` plugs in besides the options (agent.ts gives all of it). */
+export interface Resolution {
+  builtins?: readonly ToolDefinition[];
+  modelFactory: ModelFactory;
+  /** Builds the permission layer once the agent's tools are known (and checks presets against them). */
+  permissions?: (tools: Map<string, ToolDefinition>, rules: { extraDeny: string[] }) => PermissionLayer;
+  background?: BackgroundTasks;
+  /** The sandbox policy under the hardened preset, read once per run. */
+  sandbox?: () => Promise<SandboxPolicy>;
+}
 
 /** Everything the engine reads, resolved once per agent. */
 export interface EngineConfig {
@@ -58,11 +93,16 @@ export interface EngineConfig {
    * see the whole batch first) and wherever a batch could turn sequential.
    */
   eager: boolean;
+  permissions?: PermissionLayer;
+  approval?: ApprovalHandler;
+  approvalSecret?: string;
+  background?: BackgroundTasks;
+  sandbox?: () => Promise<SandboxPolicy>;
 }
 
 export function resolveConfig(
   options: AgentOptions,
-  resolution: { builtins?: readonly ToolDefinition[]; modelFactory: ModelFactory },
+  resolution: Resolution,
   prefix = "AgentOptions",
 ): EngineConfig {
   const builtins = resolution.builtins ?? [];
@@ -93,7 +133,15 @@ export function resolveConfig(
     );
   }
   const tools = collectTools([...builtins, ...(options.tools ?? [])], prefix, builtins.length);
-  const visible = visibleNames(tools, options, prefix);
+  assertFunction(prefix, "approval", options.approval);
+  if (options.approvalSecret !== undefined && (typeof options.approvalSecret !== "string" || options.approvalSecret.length < 16)) {
+    throw new ConfigurationError(
+      `${prefix}: approvalSecret must be a string of at least 16 characters (a random secret shared by the processes that resume each other's runs), received ${describeValue(options.approvalSecret)}.`,
+    );
+  }
+  const filters = toolFilters(options, prefix);
+  const permissions = resolution.permissions?.(tools, { extraDeny: filters.denyRules });
+  const visible = visibleNames(tools, filters, permissions);
   const toolSpecs = [...visible].map((name) => {
     const tool = tools.get(name)!;
     return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
@@ -140,6 +188,11 @@ export function resolveConfig(
       options.toolBatchPolicy === undefined &&
       mode !== "sequential" &&
       ![...tools.values()].some((tool) => tool.executionMode === "sequential"),
+    ...(permissions ? { permissions } : {}),
+    ...(options.approval ? { approval: options.approval } : {}),
+    ...(options.approvalSecret !== undefined ? { approvalSecret: options.approvalSecret } : {}),
+    ...(resolution.background ? { background: resolution.background } : {}),
+    ...(resolution.sandbox ? { sandbox: resolution.sandbox } : {}),
   };
 }
 
@@ -220,37 +273,51 @@ function collectTools(
   return tools;
 }
 
+interface ToolFilters {
+  allowed?: ((name: string) => boolean)[];
+  disallowed: ((name: string) => boolean)[];
+  /** `Tool(pattern)` entries of disallowedTools: deny rules, not filters. */
+  denyRules: string[];
+}
+
+/**
+ * allowedTools / disallowedTools: tool names with `*` wildcards; they decide only what the model
+ * sees and grant nothing. Unknown names are ignored (seed 002 lists a `read_file` that may not
+ * exist). A `Tool(pattern)` entry in allowedTools counts as its tool's name.
+ */
+function toolFilters(options: AgentOptions, prefix: string): ToolFilters {
+  const read = (list: unknown, name: string): string[] | undefined => {
+    if (list === undefined) return undefined;
+    if (!Array.isArray(list) || list.some((entry) => typeof entry !== "string")) {
+      throw new ConfigurationError(
+        `${prefix}: ${name} must be an array of tool names, received ${describeValue(list)}.`,
+      );
+    }
+    return list as string[];
+  };
+  const nameOf = (entry: string) => entry.replace(/\(.*\)$/s, "");
+  const allowed = read(options.allowedTools, "allowedTools");
+  const disallowed = read(options.disallowedTools, "disallowedTools") ?? [];
+  return {
+    ...(allowed ? { allowed: allowed.map((entry) => wildcard(nameOf(entry))) } : {}),
+    disallowed: disallowed.filter((entry) => !entry.includes("(")).map(wildcard),
+    denyRules: disallowed.filter((entry) => entry.includes("(")),
+  };
+}
+
 function visibleNames(
   tools: Map<string, ToolDefinition>,
-  options: AgentOptions,
-  prefix: string,
+  filters: ToolFilters,
+  permissions: PermissionLayer | undefined,
 ): Set<string> {
-  const allowed = namePatterns(options.allowedTools, "allowedTools", prefix);
-  const disallowed = namePatterns(options.disallowedTools, "disallowedTools", prefix);
   const visible = new Set<string>();
   for (const name of tools.keys()) {
-    if (allowed && !allowed.some((pattern) => pattern.test(name))) continue;
-    if (disallowed?.some((pattern) => pattern.test(name))) continue;
+    if (filters.allowed && !filters.allowed.some((matches) => matches(name))) continue;
+    if (filters.disallowed.some((matches) => matches(name))) continue;
+    if (permissions?.hides(name)) continue;
     visible.add(name);
   }
   return visible;
-}
-
-/** Tool-name filters: exact names with `*` wildcards. Unknown names are ignored (seed 002). */
-function namePatterns(list: unknown, name: string, prefix: string): RegExp[] | undefined {
-  if (list === undefined) return undefined;
-  if (!Array.isArray(list) || list.some((entry) => typeof entry !== "string")) {
-    throw new ConfigurationError(
-      `${prefix}: ${name} must be an array of tool names, received ${describeValue(list)}.`,
-    );
-  }
-  return list.map(
-    (entry: string) => new RegExp(`^${entry.split("*").map(escapeRegExp).join(".*")}$`),
-  );
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** Whether two calls of one reply could ever run at the same time under this configuration. */

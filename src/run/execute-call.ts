@@ -1,5 +1,5 @@
 import { describeThrown, messageForModel, ToolTimeoutError } from "../errors.ts";
-import type { CustomEvent, ToolContext, ToolRuntime } from "../tools/types.ts";
+import type { CustomEvent, RunData, ToolContext, ToolRuntime } from "../tools/types.ts";
 import {
   type CallEnvironment,
   type CallRecord,
@@ -10,6 +10,7 @@ import {
   resultFromValue,
   toolCallOf,
 } from "./call.ts";
+import { toJsonValue } from "./json.ts";
 import type { AgentEvent } from "./types.ts";
 
 const RESERVED_EVENT_TYPES = new Set([
@@ -60,7 +61,7 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
           `ctx.emit needs an event object with a string "type", received ${describeKind(event)}.`,
         );
       }
-      if (RESERVED_EVENT_TYPES.has(event.type)) {
+      if (RESERVED_EVENT_TYPES.has(event.type) || event.type.startsWith("skein.")) {
         throw new TypeError(
           `ctx.emit: "${event.type}" is one of skein's own event types; use a namespaced type such as "app.${event.type}".`,
         );
@@ -73,7 +74,15 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
       record.preliminaryResults.push(partial);
       env.emit({ type: "tool_update", callId: record.id, name: record.name, update: partial });
     },
+    runData: runDataOf(env.runData),
+    recordSnapshot: ({ path, content }) => {
+      // Apps (and, later, sessions) undo file changes from these events.
+      if (!ended) env.emit({ type: "skein.snapshot", callId: record.id, path, content });
+    },
   };
+  if (env.config.approval) context.approval = env.config.approval;
+  if (env.config.background) context.background = env.config.background;
+  if (env.sandbox) context.sandbox = env.sandbox;
 
   let timer: NodeJS.Timeout | undefined;
   let settled: Settled;
@@ -98,6 +107,17 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     if (controller) env.signal.removeEventListener("abort", forwardAbort);
   }
   await settle(record, runtime, settled, env);
+}
+
+/** `ToolContext.runData` over the run's map; values are copied as JSON so the paused state holds what was stored. */
+function runDataOf(store: Map<string, unknown>): RunData {
+  return {
+    get: (key) => store.get(key),
+    set: (key, value) => {
+      if (value === undefined) store.delete(key);
+      else store.set(key, toJsonValue(value));
+    },
+  };
 }
 
 /** Calls onToolCalled and the handler; drains an async generator into progress updates. */

@@ -8,10 +8,10 @@ import {
   type Usage,
 } from "../model/messages.ts";
 import type { Model } from "../model/model.ts";
-import { Batch } from "./batch.ts";
+import { Batch, type BatchOutcome } from "./batch.ts";
 import { type CallEnvironment, type CallRecord, errorResult, newCallRecord } from "./call.ts";
 import { callModel, resolveModel } from "./model-turn.ts";
-import { pausedState, type RestoredRun, resumedRecords } from "./state.ts";
+import { fillToolOutputs, pausedState, type RestoredRun } from "./state.ts";
 import type { ErrorInfo, PendingToolCall, SDKResultMessage, Step, StepToolCall } from "./types.ts";
 
 /** Everything one run carries from turn to turn. */
@@ -49,6 +49,7 @@ export async function runLoop(run: RunContext, restored?: RestoredRun): Promise<
 
 async function loop(run: RunContext, restored?: RestoredRun): Promise<SDKResultMessage> {
   run.emit({ type: "run_start", sessionId: run.sessionId, resumed: restored !== undefined });
+  if (run.config.sandbox) run.sandbox = await run.config.sandbox();
   const model = resolveModel(run.config);
   let outcome: TurnOutcome = restored?.records
     ? await resumeBatch(run, restored)
@@ -70,16 +71,18 @@ async function loop(run: RunContext, restored?: RestoredRun): Promise<SDKResultM
         });
       case "paused":
         return finish(run, "paused", {
-          pending: outcome.records
-            .filter((record) => record.pending)
-            .map(
-              (record): PendingToolCall => ({
-                id: record.id,
-                name: record.name,
-                input: record.input,
-                reason: "external",
-              }),
-            ),
+          pending: outcome.records.flatMap((record): PendingToolCall[] => {
+            // Held calls wait for no one: they run on resume once the approvals are in.
+            if (record.pending !== "external" && record.pending !== "approval") return [];
+            const call: PendingToolCall = {
+              id: record.id,
+              name: record.name,
+              input: record.input,
+              reason: record.pending,
+            };
+            if (record.approvalReason !== undefined) call.approvalReason = record.approvalReason;
+            return [call];
+          }),
           state: pausedState(run, outcome.records, outcome.blocks),
         });
       case "max_turns":
@@ -146,17 +149,7 @@ async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promi
     run.emit({ type: "turn_end", turn: run.numTurns, message: turn.message, toolResults: [] });
     return { kind: "final", result: textOf(turn.message.content) };
   }
-  const outcome = await batch.run(records);
-  if (outcome.aborted) {
-    appendResults(run, records, outcome.blocks as ToolResultBlock[]);
-    throwIfAborted(run);
-  }
-  if (outcome.paused) {
-    // The calls that already ran show on the paused result's steps; the rest join on resume.
-    run.steps.at(-1)!.toolCalls = stepCalls(records.filter((record) => !record.pending));
-    return { kind: "paused", records, blocks: outcome.blocks };
-  }
-  return completeBatch(run, records, outcome.blocks as ToolResultBlock[]);
+  return settleBatch(run, records, await batch.run(records));
 }
 
 /**
@@ -177,10 +170,34 @@ function claimEarly(
   return newCallRecord(call.id, String(call.name), call.input);
 }
 
-/** Resumes the batch a pause interrupted, then goes on as if its tools had run. */
+/**
+ * Resumes the batch a pause interrupted: the app's outputs fill their calls, approved and held
+ * calls run, then the run goes on as if the batch had never paused (or pauses again).
+ */
 async function resumeBatch(run: RunContext, restored: RestoredRun): Promise<TurnOutcome> {
-  const blocks = await resumedRecords(run, restored);
-  return completeBatch(run, restored.records!, blocks);
+  await fillToolOutputs(restored);
+  const records = restored.records!;
+  const batch = new Batch(run);
+  try {
+    const outcome = await batch.resume(records, restored.runnable, restored.doneBlocks);
+    return settleBatch(run, records, outcome);
+  } finally {
+    batch.dispose();
+  }
+}
+
+/** What a batch's end means for the run: aborted, paused, or results for the model. */
+function settleBatch(run: RunContext, records: CallRecord[], outcome: BatchOutcome): TurnOutcome {
+  if (outcome.aborted) {
+    appendResults(run, records, outcome.blocks as ToolResultBlock[]);
+    throwIfAborted(run);
+  }
+  if (outcome.paused) {
+    // The calls that already ran show on the paused result's steps; the rest join on resume.
+    run.steps.at(-1)!.toolCalls = stepCalls(records.filter((record) => !record.pending));
+    return { kind: "paused", records, blocks: outcome.blocks };
+  }
+  return completeBatch(run, records, outcome.blocks as ToolResultBlock[]);
 }
 
 /** Appends the batch's results in one user message and decides whether the run goes on. */

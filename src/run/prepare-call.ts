@@ -108,10 +108,94 @@ export async function prepareCall(record: CallRecord, env: CallEnvironment): Pro
     )
       return;
   }
+  await permit(record, env);
+  if (record.result) return;
   classify(record, runtime, env.config);
 }
 
-async function validateInto(
+/**
+ * The permission gate, after hooks (so a hook's rewritten input is what is checked): a deny is an
+ * error result; an ask goes to the approval handler, or, with none, leaves the call waiting for
+ * approval (the run pauses). Anything the gate or handler does wrong counts as a deny.
+ */
+async function permit(record: CallRecord, env: CallEnvironment): Promise<void> {
+  const gate = env.config.permissions;
+  if (!gate) return;
+  let decision: Awaited<ReturnType<typeof gate.decide>>;
+  try {
+    decision = await gate.decide(record.tool!, record.input);
+  } catch (error) {
+    record.result = errorResult(
+      `Permission check failed for tool "${record.name}", so it was not run: ${messageForModel(error)}`,
+      "denied",
+    );
+    return;
+  }
+  if (decision.behavior === "allow") return;
+  if (decision.behavior === "deny") {
+    record.result = errorResult(decision.message, "denied");
+    return;
+  }
+  record.approvalReason = decision.reason;
+  const handler = env.config.approval;
+  if (!handler) {
+    record.pending = "approval";
+    return;
+  }
+  let answer: unknown;
+  try {
+    answer = await untilAborted(
+      handler(record.name, record.input, {
+        signal: env.signal,
+        callId: record.id,
+        sessionId: env.sessionId,
+        reason: decision.reason,
+      }),
+      env.signal,
+    );
+  } catch (error) {
+    record.result = env.signal.aborted
+      ? cancelledResult(record, "before it started")
+      : errorResult(
+          `The approval handler failed for tool "${record.name}", so the call was denied: ${messageForModel(error)}`,
+          "denied",
+        );
+    return;
+  }
+  await applyApproval(record, env, answer);
+}
+
+/**
+ * Applies an approval answer (from the handler, or from `resume`'s `approvals`): `true` or
+ * `{ behavior: "allow", updatedInput? }` lets the call run (rewritten input is validated and
+ * checked against the deny rules again); anything else denies it with an error result.
+ */
+export async function applyApproval(
+  record: CallRecord,
+  env: Pick<CallEnvironment, "config">,
+  answer: unknown,
+): Promise<void> {
+  const allowed =
+    answer === true || (isObject(answer) && answer.behavior === "allow");
+  if (!allowed) {
+    const message =
+      isObject(answer) && answer.behavior === "deny" && typeof answer.message === "string"
+        ? answer.message
+        : "the user did not approve it";
+    record.result = errorResult(
+      `Permission to run "${record.name}" was denied: ${message}`,
+      "denied",
+    );
+    return;
+  }
+  if (isObject(answer) && answer.updatedInput !== undefined) {
+    if (!(await validateInto(record, record.runtime!, answer.updatedInput))) return;
+    const denial = await env.config.permissions?.denial(record.tool!, record.input);
+    if (denial) record.result = errorResult(denial, "denied");
+  }
+}
+
+export async function validateInto(
   record: CallRecord,
   runtime: ToolRuntime,
   input: unknown,
@@ -139,7 +223,7 @@ async function validateInto(
 }
 
 /** Reads the concurrency rules against the validated input; a throwing rule means "run alone". */
-function classify(record: CallRecord, runtime: ToolRuntime, config: EngineConfig): void {
+export function classify(record: CallRecord, runtime: ToolRuntime, config: EngineConfig): void {
   if (config.mode === "all") record.exclusive = false;
   else if (config.mode === "safe" && runtime.isConcurrencySafe) {
     try {

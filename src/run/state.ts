@@ -3,8 +3,9 @@ import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { type CallRecord, errorResult, newCallRecord, resultFromValue } from "./call.ts";
+import { applyApproval } from "./prepare-call.ts";
+import { sealCall, sealMatches } from "./seal.ts";
 import type { EngineConfig } from "./config.ts";
-import { finalizeCall } from "./finalize-call.ts";
 import { toJsonValue } from "./json.ts";
 import type { RunContext } from "./loop.ts";
 import type { PausedCall, ResumeOptions, RunState, Step } from "./types.ts";
@@ -20,6 +21,9 @@ export interface RestoredRun {
   /** Results of the batch's already-finished calls, by call id. */
   doneBlocks: Map<string, ToolResultBlock>;
   toolOutputs: Record<string, unknown>;
+  /** Approved and held calls, which run when the batch resumes. */
+  runnable: CallRecord[];
+  runData: Map<string, unknown>;
 }
 
 /**
@@ -39,17 +43,24 @@ export function pausedState(
     messages: run.messages,
     steps: run.steps,
   };
+  if (run.runData.size > 0) state.runData = Object.fromEntries(run.runData);
   if (records) {
     state.batch = {
       calls: records.map((record, index): PausedCall => {
-        if (record.pending)
-          return {
+        if (record.pending) {
+          const call: PausedCall = {
             id: record.id,
             name: record.name,
             input: record.input,
             status: "pending",
             reason: record.pending,
           };
+          if (record.approvalReason !== undefined) call.approvalReason = record.approvalReason;
+          // Calls that will run on resume without the app's output are sealed to what was shown.
+          if (record.pending !== "external")
+            call.seal = sealCall(run.config.approvalSecret, { sessionId: run.sessionId, ...call });
+          return call;
+        }
         const call: PausedCall = {
           id: record.id,
           name: record.name,
@@ -102,7 +113,9 @@ export async function restoreRun(
     );
   }
   const toolOutputs = options.toolOutputs ?? {};
-  const approvals = options.approvals ?? {};
+  const approvals: Record<string, unknown> = options.approvals ?? {};
+  if (typeof approvals !== "object" || approvals === null || Array.isArray(approvals))
+    throw new ResumeError("resume: approvals must be an object mapping call ids to decisions.");
   const restored: RestoredRun = {
     sessionId: candidate.sessionId,
     // Resuming never changes the state it was given: it can be resumed again.
@@ -118,14 +131,22 @@ export async function restoreRun(
     numTurns: candidate.numTurns,
     doneBlocks: new Map(),
     toolOutputs,
+    runnable: [],
+    runData: new Map(
+      typeof candidate.runData === "object" && candidate.runData !== null
+        ? Object.entries(structuredClone(candidate.runData))
+        : [],
+    ),
   };
   const calls = candidate.batch?.calls ? structuredClone(candidate.batch.calls) : undefined;
-  const pendingIds = new Set<string>();
+  const waiting = { external: new Set<string>(), approval: new Set<string>() };
+  const approvalChecks: (() => Promise<void>)[] = [];
   if (calls) {
     checkBatchMatchesTranscript(calls, restored.messages);
     restored.records = [];
     for (const call of calls) {
       const record = newCallRecord(call.id, call.name, call.input);
+      restored.records.push(record);
       if (call.status === "done") {
         record.result = call.result;
         record.stop = call.stop;
@@ -133,65 +154,116 @@ export async function restoreRun(
           record.failRun = new ToolTimeoutError(call.name, call.failRunTimeoutMs);
         record.preliminaryResults = call.preliminaryResults ?? [];
         restored.doneBlocks.set(call.id, call.block);
-      } else {
-        const tool = config.tools.get(call.name);
-        if (!tool)
-          throw new ResumeError(
-            `resume: the paused call "${call.id}" is for the tool "${call.name}", which this agent does not have.`,
-          );
-        const outcome = await runtimeOf(tool).validate(call.input);
-        if (!outcome.ok)
-          throw new ResumeError(
-            `resume: the stored input of call "${call.id}" (${call.name}) no longer passes its schema; the state was altered.`,
-          );
-        record.tool = tool;
-        record.runtime = runtimeOf(tool);
-        record.input = outcome.value;
-        record.pending = "external";
-        pendingIds.add(call.id);
+        continue;
       }
-      restored.records.push(record);
+      if (
+        call.reason !== "external" &&
+        !sealMatches(
+          config.approvalSecret,
+          { sessionId: restored.sessionId, id: call.id, name: call.name, input: call.input },
+          call.seal,
+        )
+      ) {
+        throw new ResumeError(
+          `resume: the call "${call.id}" waiting for approval does not match its seal: the state was altered after the pause, or paused by an agent with another approvalSecret (agents that resume each other's states in other processes need the same approvalSecret).`,
+        );
+      }
+      const tool = config.tools.get(call.name);
+      if (!tool)
+        throw new ResumeError(
+          `resume: the paused call "${call.id}" is for the tool "${call.name}", which this agent does not have.`,
+        );
+      const outcome = await runtimeOf(tool).validate(call.input);
+      if (!outcome.ok)
+        throw new ResumeError(
+          `resume: the stored input of call "${call.id}" (${call.name}) no longer passes its schema; the state was altered.`,
+        );
+      record.tool = tool;
+      record.runtime = runtimeOf(tool);
+      record.input = outcome.value;
+      if (call.reason === "external") {
+        record.pending = "external";
+        waiting.external.add(call.id);
+        continue;
+      }
+      const reason = call.reason;
+      if (reason === "approval") waiting.approval.add(call.id);
+      approvalChecks.push(() => admitOnResume(record, reason, approvals, config));
     }
   }
   for (const id of Object.keys(toolOutputs)) {
-    if (!pendingIds.has(id))
+    if (!waiting.external.has(id))
       throw new ResumeError(
         `resume: toolOutputs names "${id}", which is not a call waiting for output in this state.`,
       );
   }
-  for (const id of Object.keys(approvals)) {
-    throw new ResumeError(
-      `resume: approvals names "${id}", which is not a call waiting for approval in this state.`,
-    );
+  for (const [id, answer] of Object.entries(approvals)) {
+    if (!waiting.approval.has(id))
+      throw new ResumeError(
+        `resume: approvals names "${id}", which is not a call waiting for approval in this state.`,
+      );
+    if (!isApprovalAnswer(answer))
+      throw new ResumeError(
+        `resume: the approval for "${id}" must be true, false, { behavior: "allow", updatedInput? } or { behavior: "deny", message }.`,
+      );
   }
+  // Only now, with the whole state checked, are deny rules and approvals applied.
+  for (const check of approvalChecks) await check();
+  restored.runnable = (restored.records ?? []).filter(
+    (record) => !record.result && record.pending === undefined,
+  );
   return restored;
 }
 
-/** Fills the pending calls from the app's outputs and returns the batch's blocks in call order. */
-export async function resumedRecords(
-  run: RunContext,
-  restored: RestoredRun,
-): Promise<ToolResultBlock[]> {
-  const blocks: ToolResultBlock[] = [];
+/**
+ * A call that waited for approval (or behind one) on resume: deny rules are checked again (rules
+ * may have changed, and a state is not trusted to have been checked); then an approval call runs
+ * only with an approval, and a held call runs as it would have.
+ */
+async function admitOnResume(
+  record: CallRecord,
+  reason: "approval" | "held",
+  approvals: Record<string, unknown>,
+  config: EngineConfig,
+): Promise<void> {
+  record.reachedHandler = false;
+  const denial = await config.permissions?.denial(record.tool!, record.input);
+  if (denial) {
+    record.result = errorResult(denial, "denied");
+    return;
+  }
+  if (reason === "held") return;
+  if (!Object.hasOwn(approvals, record.id)) {
+    record.result = errorResult(
+      `Permission to run "${record.name}" was not given (no approval when the run was resumed), so it was not run.`,
+      "denied",
+    );
+    return;
+  }
+  await applyApproval(record, { config }, approvals[record.id]);
+}
+
+function isApprovalAnswer(value: unknown): boolean {
+  if (typeof value === "boolean") return true;
+  if (typeof value !== "object" || value === null) return false;
+  const answer = value as { behavior?: unknown; message?: unknown };
+  return answer.behavior === "allow" || (answer.behavior === "deny" && typeof answer.message === "string");
+}
+
+/** Fills the calls that waited for the app's output; their blocks come with the resumed batch. */
+export async function fillToolOutputs(restored: RestoredRun): Promise<void> {
   for (const record of restored.records ?? []) {
-    if (!record.pending) {
-      blocks.push(restored.doneBlocks.get(record.id)!);
-      continue;
-    }
+    if (record.pending !== "external") continue;
     record.pending = undefined;
     record.reachedHandler = true;
     record.startedAt = performance.now();
-    if (!Object.hasOwn(restored.toolOutputs, record.id)) {
-      record.result = errorResult(
-        `No output was provided for the call to "${record.name}" when the run was resumed.`,
-        "no_output",
-      );
-    } else {
-      record.result = await outputResult(record, restored.toolOutputs[record.id]);
-    }
-    blocks.push(await finalizeCall(record, run));
+    record.result = Object.hasOwn(restored.toolOutputs, record.id)
+      ? await outputResult(record, restored.toolOutputs[record.id])
+      : errorResult(
+          `No output was provided for the call to "${record.name}" when the run was resumed.`,
+          "no_output",
+        );
   }
-  return blocks;
 }
 
 async function outputResult(record: CallRecord, output: unknown): Promise<ToolResult> {
@@ -233,5 +305,8 @@ function checkBatchMatchesTranscript(calls: PausedCall[], messages: Message[]): 
     const status: unknown = call.status;
     if (status !== "done" && status !== "pending")
       throw new ResumeError(`resume: call "${call.id}" has an unknown status.`);
+    const reason: unknown = call.status === "pending" ? call.reason : "external";
+    if (reason !== "external" && reason !== "approval" && reason !== "held")
+      throw new ResumeError(`resume: call "${call.id}" waits for an unknown reason.`);
   }
 }

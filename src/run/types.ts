@@ -1,6 +1,13 @@
 import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
 import type { Model } from "../model/model.ts";
-import type { CustomEvent, ToolCall, ToolDefinition, ToolResult } from "../tools/types.ts";
+import type {
+  ApprovalHandler,
+  CustomEvent,
+  PermissionResult,
+  ToolCall,
+  ToolDefinition,
+  ToolResult,
+} from "../tools/types.ts";
 
 // ---------------------------------------------------------------- batch policy
 
@@ -119,6 +126,8 @@ export interface PendingToolCall {
   name: string;
   input: unknown;
   reason: "external" | "approval";
+  /** Why the rules asked for approval (reason "approval"). */
+  approvalReason?: string;
 }
 
 /** A paused (or stopped-at-maxTurns) run, as plain JSON: survives `JSON.stringify`/`parse`. */
@@ -131,6 +140,8 @@ export interface RunState {
   steps: Step[];
   /** The batch that was interrupted by a pause; absent when the transcript ends cleanly. */
   batch?: PausedBatch;
+  /** `ToolContext.runData` of the run (what Read recorded, for Edit after resume). */
+  runData?: Record<string, unknown>;
 }
 
 export interface PausedBatch {
@@ -159,7 +170,12 @@ export type PausedCall =
       name: string;
       input: unknown;
       status: "pending";
-      reason: "external" | "approval";
+      /** "held": behind a call waiting for approval; it runs on resume without approval of its own. */
+      reason: "external" | "approval" | "held";
+      /** Why approval was asked (reason "approval"). */
+      approvalReason?: string;
+      /** Binds an approval or held call to its id, name and input (see `approvalSecret`). */
+      seal?: string;
     };
 
 export interface SDKResultMessage {
@@ -207,8 +223,22 @@ export interface AgentOptions {
   maxResultChars?: number;
   /** Tool names (`*` wildcards) the model may see; others are hidden. Grants nothing. */
   allowedTools?: string[];
-  /** Tool names (`*` wildcards) hidden from the model. */
+  /** Tool names (`*` wildcards) hidden from the model; a `Tool(pattern)` entry is a deny rule. */
   disallowedTools?: string[];
+  /** The workspace root the built-in tools are confined to; default `process.cwd()`. */
+  cwd?: string;
+  /** Permission rules such as `Bash(npm run test:*)`, `Read(src/**)`: deny beats ask beats allow. */
+  permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
+  /** Decides calls the rules send to "ask"; without one, such a call pauses the run for approval. */
+  approval?: ApprovalHandler;
+  /** `"hardened"`: custom tools must declare `security` with network "none" or "loopback", and Bash runs sandboxed. */
+  preset?: "hardened";
+  /**
+   * The key that seals approval-pending calls in a paused state, so a state altered before resume
+   * is refused. Default: a random key per process; give agents that resume each other's states
+   * (in other processes) the same secret.
+   */
+  approvalSecret?: string;
 }
 
 export interface RunOptions {
@@ -220,6 +250,6 @@ export interface ResumeOptions {
   signal?: AbortSignal;
   /** Call id -> what the app's tool returned (the shapes a handler may return). */
   toolOutputs?: Record<string, unknown>;
-  /** Call id -> approval decision (permissions issue). */
-  approvals?: Record<string, unknown>;
+  /** Call id -> approval: `true`, `false`, `{ behavior: "allow", updatedInput? }` or `{ behavior: "deny", message }`. */
+  approvals?: Record<string, PermissionResult>;
 }

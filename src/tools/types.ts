@@ -89,6 +89,19 @@ export interface ToolContext {
   sandbox?: SandboxPolicy;
   background?: BackgroundTasks;
   recordSnapshot?: (snapshot: { path: string; content: string | null }) => void | Promise<void>;
+  /**
+   * JSON values a tool keeps for the rest of the run, shared by the run's calls and carried in a
+   * paused state (Read records what it read here, so Edit can refuse a stale file after resume).
+   * Keys are namespaced by convention (`"skein.read:src/a.ts"`).
+   */
+  runData: RunData;
+}
+
+/** A run's key/value store of JSON values (`ToolContext.runData`). */
+export interface RunData {
+  get(key: string): unknown;
+  /** Stores a JSON value; `undefined` removes the key. */
+  set(key: string, value: unknown): void;
 }
 
 /** What a `tool()` handler may return (or an async generator that yields progress and returns this). */

@@ -1,0 +1,87 @@
+import { messageForModel } from "../errors.ts";
+import { createToolDefinition } from "../tools/definition.ts";
+import { toolResultFromReturn } from "../tools/result.ts";
+import { compileJsonSchema, type JsonSchema } from "../tools/schema.ts";
+import type {
+  ToolContext,
+  ToolDefinition,
+  ToolHandlerReturn,
+  ToolSecurity,
+} from "../tools/types.ts";
+
+/**
+ * How the permission gate reads a built-in call: which rule family governs it and what its
+ * rule patterns match against. `Read(...)` rules govern "read" tools, `Edit(...)` rules "edit"
+ * tools, `Bash(...)` rules "bash" tools (DESIGN "Permissions and built-ins").
+ */
+export type BuiltinPermission<TInput> =
+  | { kind: "read"; paths(input: TInput): string[] }
+  | { kind: "edit"; paths(input: TInput): string[] }
+  | { kind: "bash"; command(input: TInput): string }
+  /** Tools with nothing to guard beyond their name (BashOutput, KillShell). */
+  | { kind: "none" };
+
+/** What marks a tool as built in: the preset and the name checks read it. */
+export interface BuiltinInfo {
+  permission: BuiltinPermission<any>;
+}
+
+const builtinMark: unique symbol = Symbol.for("skein.builtin");
+
+/**
+ * A failure a built-in reports to the model as an error result, with a message written for the
+ * model: it says what was wrong and what to do, and never echoes a host path outside the workspace.
+ */
+export class BuiltinToolError extends Error {
+  override name = "BuiltinToolError";
+}
+
+export interface BuiltinSpec<TInput> {
+  name: string;
+  description: string;
+  /** The JSON Schema the model sees (Claude Code's field names). */
+  schema: JsonSchema;
+  security: ToolSecurity;
+  concurrencySafe: boolean;
+  permission: BuiltinPermission<TInput>;
+  timeoutMs?: number;
+  handler(input: TInput, context: ToolContext): Promise<ToolHandlerReturn>;
+}
+
+/** Builds a built-in tool on the same path as `tool()`; a thrown `BuiltinToolError` is an error result. */
+export function defineBuiltin<TInput>(spec: BuiltinSpec<TInput>): ToolDefinition<TInput> {
+  const owner = `builtin("${spec.name}")`;
+  const compiled = compileJsonSchema(spec.schema, owner);
+  const definition = createToolDefinition({
+    owner,
+    name: spec.name,
+    description: spec.description,
+    inputSchema: compiled.jsonSchema,
+    options: {
+      security: spec.security,
+      ...(spec.concurrencySafe ? { isConcurrencySafe: () => true } : {}),
+      ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+    },
+    runtime: {
+      validate: compiled.validate,
+      execute: async (input, context) => {
+        try {
+          return await spec.handler(input as TInput, context);
+        } catch (error) {
+          if (error instanceof BuiltinToolError) return { content: error.message, isError: true };
+          return { content: `${spec.name} failed: ${messageForModel(error)}`, isError: true };
+        }
+      },
+      toResult: toolResultFromReturn,
+      timeoutBehavior: "error_result",
+    },
+  });
+  const info: BuiltinInfo = { permission: spec.permission };
+  Object.defineProperty(definition, builtinMark, { value: info, enumerable: false });
+  return definition as ToolDefinition<TInput>;
+}
+
+/** The built-in description of a tool, or undefined for custom tools. */
+export function builtinInfo(tool: ToolDefinition): BuiltinInfo | undefined {
+  return (tool as unknown as { [builtinMark]?: BuiltinInfo })[builtinMark];
+}

@@ -1,0 +1,28 @@
+import { builtinInfo } from "../builtin/define.ts";
+import { ConfigurationError } from "../errors.ts";
+import type { ToolDefinition } from "../tools/types.ts";
+
+/** Network reach the hardened preset accepts from a custom tool. */
+const CONFINED_NETWORK = new Set(["none", "loopback"]);
+
+/**
+ * The hardened preset, at assembly: every tool that is not built in must declare `security`
+ * (a tool without it is treated as reaching everything, so it fails closed) with `network`
+ * "none" or "loopback". The error names the tool and the rule.
+ */
+export function checkHardenedPreset(tools: Map<string, ToolDefinition>, prefix: string): void {
+  for (const tool of tools.values()) {
+    if (builtinInfo(tool)) continue;
+    const security = tool.security;
+    if (!security) {
+      throw new ConfigurationError(
+        `${prefix}: the hardened preset refuses the tool "${tool.name}": it declares no security metadata, so it is treated as { network: "unrestricted", filesystem: "unrestricted", sideEffects: "external" }. Rule: every custom tool declares security with network "none" or "loopback", for example tool(..., { security: { network: "none" } }).`,
+      );
+    }
+    if (!CONFINED_NETWORK.has(security.network)) {
+      throw new ConfigurationError(
+        `${prefix}: the hardened preset refuses the tool "${tool.name}": its security.network is "${security.network}". Rule: a custom tool's network must be "none" or "loopback" under the hardened preset.`,
+      );
+    }
+  }
+}

@@ -1,0 +1,34 @@
+import { pathMatcher } from "./paths.ts";
+
+/**
+ * Workspace paths whose change can run code later or redirect tools (git hooks and config, shell
+ * start-up files, editor tasks, MCP and skein settings). Writes to them from Write and Edit always
+ * ask, whatever the allow rules say, and the sandbox mounts them read-only. Matched without
+ * regard to case and after the spellings some file systems ignore (`.GIT/config`, `.bashrc.`).
+ */
+const PROTECTED = [
+  ".git",
+  ".gitmodules",
+  ".gitconfig",
+  ".bashrc",
+  ".bash_profile",
+  ".profile",
+  ".zshrc",
+  ".mcp.json",
+  ".vscode",
+  ".idea",
+  ".skein",
+  ".claude",
+  ".agent",
+  ".husky",
+];
+
+// Unanchored: a nested `.git` (a submodule, a vendored repository) is as dangerous as the top one.
+const matchers = PROTECTED.map((name) => pathMatcher(name, "deny"));
+
+/** Names the sandbox mounts read-only where they exist at the top of the workspace. */
+export const PROTECTED_NAMES: readonly string[] = PROTECTED;
+
+export function isProtectedPath(relative: string): boolean {
+  return matchers.some((match) => match(relative));
+}

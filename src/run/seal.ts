@@ -1,0 +1,42 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+
+/**
+ * Seals bind a call waiting for approval to what was shown for approval: its id, tool name and
+ * input (DESIGN: approvals are bound to call id, name and a hash of the canonical input). The
+ * seal is an HMAC, so a state edited before `resume` (another input, another tool, another id)
+ * is refused before anything runs. Without `approvalSecret` the key lives and dies with the process.
+ */
+const processKey = randomBytes(32);
+
+export function sealCall(
+  secret: string | undefined,
+  call: { sessionId: string; id: string; name: string; input: unknown },
+): string {
+  return createHmac("sha256", secret ?? processKey)
+    .update(canonicalJson([call.sessionId, call.id, call.name, call.input]))
+    .digest("base64url");
+}
+
+export function sealMatches(
+  secret: string | undefined,
+  call: { sessionId: string; id: string; name: string; input: unknown },
+  seal: unknown,
+): boolean {
+  if (typeof seal !== "string") return false;
+  const expected = Buffer.from(sealCall(secret, call));
+  const given = Buffer.from(seal);
+  return expected.length === given.length && timingSafeEqual(expected, given);
+}
+
+/** JSON with object keys sorted, so equal values always give equal text. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (typeof value === "object" && value !== null) {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
