@@ -20,9 +20,9 @@ import {
   RESUME_OPTION_KEYS,
   RUN_OPTION_KEYS,
 } from "./options.ts";
-import { EventChannel } from "./run/channel.ts";
 import { createPermissionGate, type PermissionGate } from "./permissions/gate.ts";
 import { checkHardenedPreset } from "./permissions/preset.ts";
+import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
 import { type RunContext, runLoop } from "./run/loop.ts";
 import { type RestoredRun, restoreRun } from "./run/state.ts";
@@ -108,8 +108,7 @@ function assemble(options: AgentOptions, choice: { builtins: boolean }): EngineC
     background,
     ...(hardened
       ? {
-          sandbox: async () =>
-            sandboxPolicy(workspace.root, (await probeSandbox()).available),
+          sandbox: async () => sandboxPolicy(workspace.root, (await probeSandbox()).available),
         }
       : {}),
     permissions: (tools, { extraDeny }) => {

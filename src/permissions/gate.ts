@@ -3,8 +3,8 @@ import type { Workspace } from "../builtin/environment.ts";
 import { ConfigurationError } from "../errors.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 import {
-  analyzeCommand,
   allowsAnything,
+  analyzeCommand,
   type CommandAnalysis,
   denyCouldMatch,
   denyForms,
@@ -30,9 +30,9 @@ export type PermissionDecision =
 /** The permission gate of one agent, built at assembly from its rules (DESIGN "the contract"). */
 export interface PermissionGate {
   /** Decides a call from the rules alone: deny beats ask beats allow, then the defaults. */
-  decide(tool: ToolDefinition, input: unknown): Promise<PermissionDecision>;
+  decide(tool: ToolDefinition, input: unknown): PermissionDecision | Promise<PermissionDecision>;
   /** Deny rules only, for input an approval rewrote or a resumed state carries: the reason, or undefined. */
-  denial(tool: ToolDefinition, input: unknown): Promise<string | undefined>;
+  denial(tool: ToolDefinition, input: unknown): string | undefined | Promise<string | undefined>;
   /** Whether a `Read(...)` deny rule covers this workspace-relative path (LS, Glob and Grep hide it). */
   readDenied(relative: string): boolean;
   /** The `Read(...)` deny patterns, for the sandbox to mask. */
@@ -48,12 +48,67 @@ const FAMILY_RULE: Record<string, Family> = { Read: "read", Edit: "edit" };
 
 /** Programs whose plain arguments are files they read: Bash calls naming a Read-denied file are denied. */
 const FILE_READERS = new Set([
-  "cat", "tac", "nl", "head", "tail", "less", "more", "most", "view", "vi", "vim", "nano",
-  "grep", "egrep", "fgrep", "rg", "ag", "sed", "awk", "gawk", "cut", "sort", "uniq", "wc",
-  "strings", "xxd", "od", "hexdump", "base64", "base32", "cp", "mv", "ln", "rsync", "scp",
-  "source", ".", "diff", "cmp", "comm", "paste", "join", "file", "tee", "dd", "openssl",
-  "gpg", "zip", "tar", "gzip", "zcat", "bat", "jq", "yq", "iconv", "split", "md5sum",
-  "sha256sum", "sha1sum", "curl", "wget",
+  "cat",
+  "tac",
+  "nl",
+  "head",
+  "tail",
+  "less",
+  "more",
+  "most",
+  "view",
+  "vi",
+  "vim",
+  "nano",
+  "grep",
+  "egrep",
+  "fgrep",
+  "rg",
+  "ag",
+  "sed",
+  "awk",
+  "gawk",
+  "cut",
+  "sort",
+  "uniq",
+  "wc",
+  "strings",
+  "xxd",
+  "od",
+  "hexdump",
+  "base64",
+  "base32",
+  "cp",
+  "mv",
+  "ln",
+  "rsync",
+  "scp",
+  "source",
+  ".",
+  "diff",
+  "cmp",
+  "comm",
+  "paste",
+  "join",
+  "file",
+  "tee",
+  "dd",
+  "openssl",
+  "gpg",
+  "zip",
+  "tar",
+  "gzip",
+  "zcat",
+  "bat",
+  "jq",
+  "yq",
+  "iconv",
+  "split",
+  "md5sum",
+  "sha256sum",
+  "sha1sum",
+  "curl",
+  "wget",
 ]);
 
 interface CompiledRule {
@@ -70,25 +125,35 @@ interface CallView {
   paths: (string | undefined)[];
   bash?: { analysis: CommandAnalysis; raw: string };
   ruleContent?: string;
+  /** The custom tool's ruleContent threw: its pattern rules cannot be read, so the call is denied. */
+  ruleContentFailed?: boolean;
 }
 
 export function createPermissionGate(options: {
   rules: PermissionRules | undefined;
-  /** `Tool(pattern)` entries of `disallowedTools`: deny rules. */
-  extraDeny: string[];
+  /** `Tool(pattern)` entries of `disallowedTools` (with their index there): deny rules. */
+  extraDeny: { text: string; index: number }[];
   tools: Map<string, ToolDefinition>;
   workspace: Workspace;
   prefix: string;
 }): PermissionGate {
   const { tools, workspace, prefix } = options;
-  const compile = (behavior: RuleBehavior, list: unknown[]): CompiledRule[] =>
-    list.map((text, index) =>
-      compileRule(parseRule(text, `${prefix}: permissions.${behavior}[${index}]`), behavior, tools, prefix),
+  const compile = (behavior: RuleBehavior, entries: { text: unknown; where: string }[]) =>
+    entries.map(({ text, where }) =>
+      compileRule(parseRule(text, `${prefix}: ${where}`), behavior, tools, prefix),
     );
-  const rules = options.rules ?? {};
-  const deny = [...compile("deny", rules.deny ?? []), ...compile("deny", options.extraDeny)];
-  const ask = compile("ask", rules.ask ?? []);
-  const allow = compile("allow", rules.allow ?? []);
+  const listed = (behavior: RuleBehavior) =>
+    (options.rules?.[behavior] ?? []).map((text: unknown, index: number) => ({
+      text,
+      where: `permissions.${behavior}[${index}]`,
+    }));
+  const deny = compile("deny", [
+    ...listed("deny"),
+    // Named by their place in disallowedTools, where the user wrote them.
+    ...options.extraDeny.map(({ text, index }) => ({ text, where: `disallowedTools[${index}]` })),
+  ]);
+  const ask = compile("ask", listed("ask"));
+  const allow = compile("allow", listed("allow"));
   warnAboutBroadRules(allow);
 
   const readDenyRules = deny.filter(
@@ -98,20 +163,27 @@ export function createPermissionGate(options: {
   const readDenied = (relative: string) => readDenyMatchers.some((match) => match(relative));
   const hidden = deny.filter((rule) => rule.rule.content === undefined);
 
-  const view = async (tool: ToolDefinition, input: unknown): Promise<CallView> => {
+  const patterned = [...deny, ...ask, ...allow].filter((rule) => rule.rule.content !== undefined);
+  // Synchronous where it can be, so a call's permission check costs no extra turns of the event loop.
+  const view = (tool: ToolDefinition, input: unknown): CallView | Promise<CallView> => {
     const permission = builtinInfo(tool)?.permission;
-    if (!permission) {
-      const ruleContent = tool.ruleContent ? String(tool.ruleContent(input)) : undefined;
-      return { family: "custom", paths: [], ...(ruleContent !== undefined ? { ruleContent } : {}) };
+    if (permission) return viewOf(permission, input, workspace);
+    // A custom tool's ruleContent runs only when a pattern rule names the tool.
+    if (!tool.ruleContent || !patterned.some((rule) => rule.appliesTo(tool)))
+      return { family: "custom", paths: [] };
+    try {
+      return { family: "custom", paths: [], ruleContent: String(tool.ruleContent(input)) };
+    } catch {
+      return { family: "custom", paths: [], ruleContentFailed: true };
     }
-    return viewOf(permission, input, workspace);
   };
 
   const firstMatch = (list: CompiledRule[], tool: ToolDefinition, call: CallView) =>
     list.find((rule) => rule.appliesTo(tool) && (!rule.matches || rule.matches(call)));
 
-  const denial = async (tool: ToolDefinition, input: unknown) => {
-    const call = await view(tool, input);
+  const denialOf = (tool: ToolDefinition, call: CallView): string | undefined => {
+    if (call.ruleContentFailed)
+      return `Permission denied: the tool "${tool.name}" could not describe this call for its permission rules (its ruleContent threw).`;
     const rule = firstMatch(deny, tool, call);
     if (rule) return `Permission denied: the rule "${rule.rule.text}" forbids this call.`;
     if (call.bash) {
@@ -122,30 +194,40 @@ export function createPermissionGate(options: {
     return undefined;
   };
 
+  const judge = (tool: ToolDefinition, call: CallView): PermissionDecision => {
+    const denied = denialOf(tool, call);
+    if (denied) return { behavior: "deny", message: denied };
+    const asked = firstMatch(ask, tool, call);
+    if (asked)
+      return { behavior: "ask", reason: `the rule "${asked.rule.text}" asks for approval` };
+    if (call.family === "edit") {
+      const guarded = call.paths.find(
+        (relative) => relative !== undefined && isProtectedPath(relative),
+      );
+      if (guarded !== undefined)
+        return {
+          behavior: "ask",
+          reason: `"${guarded}" is a protected path: writes to it always ask`,
+        };
+    }
+    if (call.family === "bash") {
+      const allowed = bashAllowed(allow, tool, call);
+      return allowed === true ? { behavior: "allow" } : { behavior: "ask", reason: allowed };
+    }
+    if (firstMatch(allow, tool, call)) return { behavior: "allow" };
+    if (call.family === "edit") return { behavior: "ask", reason: `${tool.name} asks by default` };
+    return { behavior: "allow" };
+  };
+
+  const then = <T>(value: CallView | Promise<CallView>, next: (call: CallView) => T) =>
+    value instanceof Promise ? value.then(next) : next(value);
+
   return {
     readDenied,
     readDenyPatterns: readDenyRules.map((rule) => rule.rule.content!),
     hides: (name) => hidden.some((rule) => wildcard(rule.rule.name)(name)),
-    denial,
-    async decide(tool, input) {
-      const denied = await denial(tool, input);
-      if (denied) return { behavior: "deny", message: denied };
-      const call = await view(tool, input);
-      const asked = firstMatch(ask, tool, call);
-      if (asked) return { behavior: "ask", reason: `the rule "${asked.rule.text}" asks for approval` };
-      if (call.family === "edit") {
-        const guarded = call.paths.find((relative) => relative !== undefined && isProtectedPath(relative));
-        if (guarded !== undefined)
-          return { behavior: "ask", reason: `"${guarded}" is a protected path: writes to it always ask` };
-      }
-      if (call.family === "bash") {
-        const allowed = bashAllowed(allow, tool, call);
-        return allowed === true ? { behavior: "allow" } : { behavior: "ask", reason: allowed };
-      }
-      if (firstMatch(allow, tool, call)) return { behavior: "allow" };
-      if (call.family === "edit") return { behavior: "ask", reason: `${tool.name} asks by default` };
-      return { behavior: "allow" };
-    },
+    denial: (tool, input) => then(view(tool, input), (call) => denialOf(tool, call)),
+    decide: (tool, input) => then(view(tool, input), (call) => judge(tool, call)),
   };
 }
 
@@ -181,7 +263,11 @@ function compileRule(
       matches: (call) => {
         if (!call.bash) return false;
         const { analysis, raw } = call.bash;
-        if (behavior === "allow") return analysis.kind === "simple" && analysis.commands.every((command) => matchesBashPattern(content, command));
+        if (behavior === "allow")
+          return (
+            analysis.kind === "simple" &&
+            analysis.commands.every((command) => matchesBashPattern(content, command))
+          );
         if (analysis.kind === "complex") return denyCouldMatch(content, analysis, raw);
         return analysis.commands.some((command) =>
           denyForms(command).some((form) => matchesBashPattern(content, form)),
@@ -195,11 +281,15 @@ function compileRule(
     rule,
     appliesTo,
     matches: (call) => {
-      if (call.family === "custom") return call.ruleContent !== undefined && textMatches(call.ruleContent);
+      if (call.family === "custom")
+        return call.ruleContent !== undefined && textMatches(call.ruleContent);
       if (call.family !== "read" && call.family !== "edit") return false;
       const inside = call.paths.filter((relative): relative is string => relative !== undefined);
       // Allow: every form of the path must match (a symlink cannot borrow a grant); deny/ask: any.
-      if (behavior === "allow") return inside.length > 0 && inside.length === call.paths.length && inside.every(pathMatches);
+      if (behavior === "allow")
+        return (
+          inside.length > 0 && inside.length === call.paths.length && inside.every(pathMatches)
+        );
       return inside.some(pathMatches);
     },
   };
@@ -215,7 +305,10 @@ function bashAllowed(allow: CompiledRule[], tool: ToolDefinition, call: CallView
   for (const command of analysis.commands) {
     const unsafe = unsafeToAllow(command);
     if (unsafe) return `${describe(command)}: ${unsafe}`;
-    const single: CallView = { ...call, bash: { analysis: { kind: "simple", commands: [command] }, raw } };
+    const single: CallView = {
+      ...call,
+      bash: { analysis: { kind: "simple", commands: [command] }, raw },
+    };
     if (!rules.some((rule) => rule.matches!(single)))
       return `no allow rule matches ${describe(command)}`;
   }
@@ -226,11 +319,11 @@ function describe(command: SimpleCommand): string {
   return JSON.stringify([...command.assignments, ...command.argv].join(" "));
 }
 
-async function viewOf(
+function viewOf(
   permission: BuiltinPermission<unknown>,
   input: unknown,
   workspace: Workspace,
-): Promise<CallView> {
+): CallView | Promise<CallView> {
   switch (permission.kind) {
     case "none":
       return { family: "none", paths: [] };
@@ -238,21 +331,29 @@ async function viewOf(
       const raw = permission.command(input);
       return { family: "bash", paths: [], bash: { analysis: analyzeCommand(raw), raw } };
     }
-    default: {
-      const paths: (string | undefined)[] = [];
-      for (const given of permission.paths(input)) {
-        paths.push(lexicalRelative(workspace.root, given));
-        // The canonical form too: a symlink inside the workspace must not dodge a rule for its target.
-        try {
-          const resolved = await workspace.resolve(given);
-          if (resolved.relative !== paths.at(-1)) paths.push(resolved.relative);
-        } catch {
-          // Outside the workspace, or unreadable: the tool refuses it itself.
-        }
-      }
-      return { family: permission.kind, paths };
+    default:
+      return pathView(permission.kind, permission.paths(input), workspace);
+  }
+}
+
+async function pathView(
+  family: "read" | "edit",
+  givenPaths: string[],
+  workspace: Workspace,
+): Promise<CallView> {
+  const paths: (string | undefined)[] = [];
+  for (const given of givenPaths) {
+    const lexical = lexicalRelative(workspace.root, given);
+    paths.push(lexical);
+    // The canonical form too: a symlink inside the workspace must not dodge a rule for its target.
+    try {
+      const resolved = await workspace.resolve(given);
+      if (resolved.relative !== lexical) paths.push(resolved.relative);
+    } catch {
+      // Outside the workspace, or unreadable: the tool refuses it itself.
     }
   }
+  return { family, paths };
 }
 
 function readDeniedFileInCommand(

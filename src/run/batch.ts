@@ -10,7 +10,7 @@ import {
 } from "./call.ts";
 import { executeCall } from "./execute-call.ts";
 import { finalizeCall } from "./finalize-call.ts";
-import { prepareCall } from "./prepare-call.ts";
+import { askApproval, prepareCall } from "./prepare-call.ts";
 import { Scheduler } from "./schedule.ts";
 
 export interface BatchOutcome {
@@ -43,6 +43,8 @@ export class Batch {
   #prepared: Promise<void> = Promise.resolve();
   /** A call waits for approval: the calls after it, in call order, wait with it. */
   #awaitingApproval = false;
+  /** An early call needs the approval handler: later early calls wait for the reply to complete. */
+  #earlyWaits = false;
 
   constructor(env: CallEnvironment) {
     // The batch's own signal follows the run's, and lets `abandon` cancel calls started early.
@@ -77,7 +79,13 @@ export class Batch {
   addEarly(record: CallRecord): void {
     this.#early.set(record.id, record);
     this.#prepared = this.#prepared.then(async () => {
-      await this.#prepare(record);
+      await this.#prepare(record, { early: true });
+      if (!record.result && (record.askLater || this.#earlyWaits)) {
+        // Approval is asked once the reply is complete; calls after it keep their place behind it.
+        this.#earlyWaits = true;
+        record.waitsForApproval = true;
+        return;
+      }
       // Only a call that could overlap anyway starts before the reply is complete.
       if (this.#runnable(record)) this.#scheduler.add(record, { held: record.exclusive });
     });
@@ -93,10 +101,13 @@ export class Batch {
     const env = this.#env;
     await this.#prepared;
     await checkBatchPolicy(records, env);
-    const late = records.filter((record) => this.#early.get(record.id) !== record);
     const runnable: CallRecord[] = [];
-    for (const record of late) {
-      await this.#prepare(record);
+    for (const record of records) {
+      if (this.#early.get(record.id) !== record) await this.#prepare(record);
+      else if (record.waitsForApproval) {
+        record.waitsForApproval = false;
+        if (record.askLater && !record.result) await askApproval(record, env);
+      } else continue;
       if (this.#runnable(record)) runnable.push(record);
     }
     return this.#execute(records, runnable, (record) => finalizeCall(record, env));
@@ -111,8 +122,10 @@ export class Batch {
     runnable: CallRecord[],
     done: Map<string, ToolResultBlock>,
   ): Promise<BatchOutcome> {
-    return this.#execute(records, runnable, (record) =>
-      done.get(record.id) ?? finalizeCall(record, this.#env),
+    return this.#execute(
+      records,
+      runnable,
+      (record) => done.get(record.id) ?? finalizeCall(record, this.#env),
     );
   }
 
@@ -181,10 +194,10 @@ export class Batch {
     return record.pending === undefined;
   }
 
-  async #prepare(record: CallRecord): Promise<void> {
+  async #prepare(record: CallRecord, options: { early?: boolean } = {}): Promise<void> {
     if (this.#env.signal.aborted && !record.result)
       record.result = cancelledResult(record, "before it started");
-    await prepareCall(record, this.#env);
+    await prepareCall(record, this.#env, options);
     if (record.result) record.finishedAt = performance.now();
   }
 

@@ -54,6 +54,10 @@ export interface CallRecord extends Schedulable {
   pending?: "external" | "approval" | "held";
   /** Why the rules asked for approval (for the approval handler and the paused result). */
   approvalReason?: string;
+  /** Arrived early and needs the approval handler: asked once the reply is complete. */
+  askLater?: boolean;
+  /** Arrived early behind a call that needs approval: scheduled once that is decided. */
+  waitsForApproval?: boolean;
   preliminaryResults: unknown[];
   startedAt: number;
   /** When the call got its result (its handler settled, or it was answered without one). */

@@ -51,9 +51,10 @@ export type PermissionDecision =
  * through this, as it knows providers only through `Model`.
  */
 export interface PermissionLayer {
-  decide(tool: ToolDefinition, input: unknown): Promise<PermissionDecision>;
+  /** Synchronous where no file system access is needed: a permission check then costs no await. */
+  decide(tool: ToolDefinition, input: unknown): PermissionDecision | Promise<PermissionDecision>;
   /** Deny rules alone, for input an approval rewrote or a resumed state carries. */
-  denial(tool: ToolDefinition, input: unknown): Promise<string | undefined>;
+  denial(tool: ToolDefinition, input: unknown): string | undefined | Promise<string | undefined>;
   /** Tools a bare deny rule hides from the model. */
   hides(name: string): boolean;
 }
@@ -63,7 +64,10 @@ export interface Resolution {
   builtins?: readonly ToolDefinition[];
   modelFactory: ModelFactory;
   /** Builds the permission layer once the agent's tools are known (and checks presets against them). */
-  permissions?: (tools: Map<string, ToolDefinition>, rules: { extraDeny: string[] }) => PermissionLayer;
+  permissions?: (
+    tools: Map<string, ToolDefinition>,
+    rules: { extraDeny: { text: string; index: number }[] },
+  ) => PermissionLayer;
   background?: BackgroundTasks;
   /** The sandbox policy under the hardened preset, read once per run. */
   sandbox?: () => Promise<SandboxPolicy>;
@@ -134,7 +138,10 @@ export function resolveConfig(
   }
   const tools = collectTools([...builtins, ...(options.tools ?? [])], prefix, builtins.length);
   assertFunction(prefix, "approval", options.approval);
-  if (options.approvalSecret !== undefined && (typeof options.approvalSecret !== "string" || options.approvalSecret.length < 16)) {
+  if (
+    options.approvalSecret !== undefined &&
+    (typeof options.approvalSecret !== "string" || options.approvalSecret.length < 16)
+  ) {
     throw new ConfigurationError(
       `${prefix}: approvalSecret must be a string of at least 16 characters (a random secret shared by the processes that resume each other's runs), received ${describeValue(options.approvalSecret)}.`,
     );
@@ -277,7 +284,7 @@ interface ToolFilters {
   allowed?: ((name: string) => boolean)[];
   disallowed: ((name: string) => boolean)[];
   /** `Tool(pattern)` entries of disallowedTools: deny rules, not filters. */
-  denyRules: string[];
+  denyRules: { text: string; index: number }[];
 }
 
 /**
@@ -301,7 +308,9 @@ function toolFilters(options: AgentOptions, prefix: string): ToolFilters {
   return {
     ...(allowed ? { allowed: allowed.map((entry) => wildcard(nameOf(entry))) } : {}),
     disallowed: disallowed.filter((entry) => !entry.includes("(")).map(wildcard),
-    denyRules: disallowed.filter((entry) => entry.includes("(")),
+    denyRules: disallowed
+      .map((text, index) => ({ text, index }))
+      .filter(({ text }) => text.includes("(")),
   };
 }
 

@@ -13,7 +13,7 @@ import {
   isObject,
   isPlainObject,
 } from "./call.ts";
-import type { EngineConfig } from "./config.ts";
+import type { EngineConfig, PermissionDecision, PermissionLayer } from "./config.ts";
 import type { AgentEvent } from "./types.ts";
 
 /**
@@ -21,7 +21,11 @@ import type { AgentEvent } from "./types.ts";
  * `beforeToolCall`, and reads the concurrency rules. Calls that fail here get their result now
  * and never reach a handler.
  */
-export async function prepareCall(record: CallRecord, env: CallEnvironment): Promise<void> {
+export async function prepareCall(
+  record: CallRecord,
+  env: CallEnvironment,
+  options: { early?: boolean } = {},
+): Promise<void> {
   const { config } = env;
   const tool = config.visible.has(record.name) ? config.tools.get(record.name) : undefined;
   const startEvent: AgentEvent = {
@@ -108,8 +112,11 @@ export async function prepareCall(record: CallRecord, env: CallEnvironment): Pro
     )
       return;
   }
-  await permit(record, env);
-  if (record.result) return;
+  if (env.config.permissions) {
+    const permitted = permit(record, env, options.early === true);
+    if (permitted) await permitted;
+    if (record.result) return;
+  }
   classify(record, runtime, env.config);
 }
 
@@ -118,30 +125,59 @@ export async function prepareCall(record: CallRecord, env: CallEnvironment): Pro
  * error result; an ask goes to the approval handler, or, with none, leaves the call waiting for
  * approval (the run pauses). Anything the gate or handler does wrong counts as a deny.
  */
-async function permit(record: CallRecord, env: CallEnvironment): Promise<void> {
-  const gate = env.config.permissions;
-  if (!gate) return;
-  let decision: Awaited<ReturnType<typeof gate.decide>>;
-  try {
-    decision = await gate.decide(record.tool!, record.input);
-  } catch (error) {
+function permit(
+  record: CallRecord,
+  env: CallEnvironment,
+  early: boolean,
+): Promise<void> | undefined {
+  const failed = (error: unknown) => {
     record.result = errorResult(
       `Permission check failed for tool "${record.name}", so it was not run: ${messageForModel(error)}`,
       "denied",
     );
-    return;
+  };
+  let decision: ReturnType<PermissionLayer["decide"]>;
+  try {
+    decision = env.config.permissions!.decide(record.tool!, record.input);
+  } catch (error) {
+    failed(error);
+    return undefined;
   }
-  if (decision.behavior === "allow") return;
+  // Awaited only when the gate needed the file system, so eager calls keep their pace.
+  if (decision instanceof Promise)
+    return decision.then((settled) => applyDecision(record, env, settled, early), failed);
+  return applyDecision(record, env, decision, early);
+}
+
+function applyDecision(
+  record: CallRecord,
+  env: CallEnvironment,
+  decision: PermissionDecision,
+  early: boolean,
+): Promise<void> | undefined {
+  if (decision.behavior === "allow") return undefined;
   if (decision.behavior === "deny") {
     record.result = errorResult(decision.message, "denied");
-    return;
+    return undefined;
   }
   record.approvalReason = decision.reason;
-  const handler = env.config.approval;
-  if (!handler) {
+  if (!env.config.approval) {
     record.pending = "approval";
-    return;
+    return undefined;
   }
+  // Nobody is asked about a reply the model has not finished: the batch asks once it is complete.
+  if (early) {
+    record.askLater = true;
+    return undefined;
+  }
+  return askApproval(record, env);
+}
+
+/** Asks the approval handler about a call the rules sent to "ask", and applies the answer. */
+export async function askApproval(record: CallRecord, env: CallEnvironment): Promise<void> {
+  record.askLater = false;
+  const handler = env.config.approval!;
+  const reason = record.approvalReason ?? "";
   let answer: unknown;
   try {
     answer = await untilAborted(
@@ -149,7 +185,7 @@ async function permit(record: CallRecord, env: CallEnvironment): Promise<void> {
         signal: env.signal,
         callId: record.id,
         sessionId: env.sessionId,
-        reason: decision.reason,
+        reason,
       }),
       env.signal,
     );
@@ -163,6 +199,8 @@ async function permit(record: CallRecord, env: CallEnvironment): Promise<void> {
     return;
   }
   await applyApproval(record, env, answer);
+  // Approved input may differ from what the concurrency rules first read.
+  if (!record.result) classify(record, record.runtime!, env.config);
 }
 
 /**
@@ -175,8 +213,7 @@ export async function applyApproval(
   env: Pick<CallEnvironment, "config">,
   answer: unknown,
 ): Promise<void> {
-  const allowed =
-    answer === true || (isObject(answer) && answer.behavior === "allow");
+  const allowed = answer === true || (isObject(answer) && answer.behavior === "allow");
   if (!allowed) {
     const message =
       isObject(answer) && answer.behavior === "deny" && typeof answer.message === "string"

@@ -4,24 +4,27 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
  * Seals bind a call waiting for approval to what was shown for approval: its id, tool name and
  * input (DESIGN: approvals are bound to call id, name and a hash of the canonical input). The
  * seal is an HMAC, so a state edited before `resume` (another input, another tool, another id)
- * is refused before anything runs. Without `approvalSecret` the key lives and dies with the process.
+ * is refused before anything runs. The reason is sealed too, so a call waiting for approval cannot be
+ * passed off as one merely held behind another. Without `approvalSecret` the key lives and dies with the process.
  */
 const processKey = randomBytes(32);
 
-export function sealCall(
-  secret: string | undefined,
-  call: { sessionId: string; id: string; name: string; input: unknown },
-): string {
+/** What a seal covers: a held call must not turn into one that skips its own approval. */
+export interface SealedCall {
+  sessionId: string;
+  id: string;
+  name: string;
+  input: unknown;
+  reason: string;
+}
+
+export function sealCall(secret: string | undefined, call: SealedCall): string {
   return createHmac("sha256", secret ?? processKey)
-    .update(canonicalJson([call.sessionId, call.id, call.name, call.input]))
+    .update(canonicalJson([call.sessionId, call.id, call.name, call.reason, call.input]))
     .digest("base64url");
 }
 
-export function sealMatches(
-  secret: string | undefined,
-  call: { sessionId: string; id: string; name: string; input: unknown },
-  seal: unknown,
-): boolean {
+export function sealMatches(secret: string | undefined, call: SealedCall, seal: unknown): boolean {
   if (typeof seal !== "string") return false;
   const expected = Buffer.from(sealCall(secret, call));
   const given = Buffer.from(seal);
@@ -35,7 +38,9 @@ export function canonicalJson(value: unknown): string {
     const entries = Object.keys(value)
       .sort()
       .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+      .map(
+        (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
+      );
     return `{${entries.join(",")}}`;
   }
   return JSON.stringify(value) ?? "null";

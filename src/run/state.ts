@@ -3,11 +3,11 @@ import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { type CallRecord, errorResult, newCallRecord, resultFromValue } from "./call.ts";
-import { applyApproval } from "./prepare-call.ts";
-import { sealCall, sealMatches } from "./seal.ts";
 import type { EngineConfig } from "./config.ts";
 import { toJsonValue } from "./json.ts";
 import type { RunContext } from "./loop.ts";
+import { applyApproval } from "./prepare-call.ts";
+import { sealCall, sealMatches } from "./seal.ts";
 import type { PausedCall, ResumeOptions, RunState, Step } from "./types.ts";
 
 /** What `restoreRun` hands the loop: the run so far, and the records of an interrupted batch. */
@@ -160,7 +160,13 @@ export async function restoreRun(
         call.reason !== "external" &&
         !sealMatches(
           config.approvalSecret,
-          { sessionId: restored.sessionId, id: call.id, name: call.name, input: call.input },
+          {
+            sessionId: restored.sessionId,
+            id: call.id,
+            name: call.name,
+            input: call.input,
+            reason: call.reason,
+          },
           call.seal,
         )
       ) {
@@ -232,6 +238,14 @@ async function admitOnResume(
     record.result = errorResult(denial, "denied");
     return;
   }
+  // The resuming agent may hide the tool: a hidden tool never runs, as in a fresh run.
+  if (!config.visible.has(record.name)) {
+    record.result = errorResult(
+      `Tool "${record.name}" is not available to this agent, so the resumed call was not run.`,
+      "not_found",
+    );
+    return;
+  }
   if (reason === "held") return;
   if (!Object.hasOwn(approvals, record.id)) {
     record.result = errorResult(
@@ -247,7 +261,10 @@ function isApprovalAnswer(value: unknown): boolean {
   if (typeof value === "boolean") return true;
   if (typeof value !== "object" || value === null) return false;
   const answer = value as { behavior?: unknown; message?: unknown };
-  return answer.behavior === "allow" || (answer.behavior === "deny" && typeof answer.message === "string");
+  return (
+    answer.behavior === "allow" ||
+    (answer.behavior === "deny" && typeof answer.message === "string")
+  );
 }
 
 /** Fills the calls that waited for the app's output; their blocks come with the resumed batch. */
