@@ -75,6 +75,7 @@ export type {
   ExecutionMode,
   InputHandler,
   PermissionResult,
+  RunData,
   SandboxPolicy,
   TimeoutBehavior,
   ToolCall,

@@ -1,0 +1,186 @@
+import * as fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { BuiltinToolError } from "../../src/builtin/define.ts";
+import { createWorkspace, openInside, writeFileInside } from "../../src/builtin/workspace.ts";
+import { type Fixture, makeFixture } from "./harness.ts";
+
+let fx: Fixture;
+beforeEach(() => {
+  fx = makeFixture();
+});
+afterEach(() => fx.cleanup());
+
+/** The error message of a rejected resolve, or "resolved" when it succeeded. */
+async function refusal(input: string): Promise<string> {
+  try {
+    await fx.env.workspace.resolve(input);
+    return "resolved";
+  } catch (error) {
+    expect(error).toBeInstanceOf(BuiltinToolError);
+    return (error as Error).message;
+  }
+}
+
+describe("createWorkspace", () => {
+  it("makes the root canonical", () => {
+    const link = path.join(fx.base, "root-link");
+    fs.symlinkSync(fx.root, link);
+    expect(createWorkspace(link).root).toBe(fx.root);
+  });
+
+  it("accepts absolute paths spelled through a symlinked root", async () => {
+    const link = path.join(fx.base, "root-link");
+    fs.symlinkSync(fx.root, link);
+    fx.write("a.txt", "a");
+    const resolved = await createWorkspace(link).resolve(path.join(link, "a.txt"));
+    expect(resolved).toEqual({ absolute: path.join(fx.root, "a.txt"), relative: "a.txt" });
+  });
+});
+
+describe("resolve: C1 relative, absolute and climbing paths", () => {
+  it.each([["../../etc/passwd"], ["/etc/passwd"], ["a/../../x"], [".."], ["../work"]])(
+    "%s is outside, without echoing the host path",
+    async (input) => {
+      const message = await refusal(input);
+      if (input !== "../work") {
+        expect(message).toBe(
+          `${input} is outside the workspace. Use a path relative to the workspace root, or an absolute path inside it.`,
+        );
+      }
+      expect(message).not.toContain(fx.base);
+    },
+  );
+
+  it("../work leads back into the workspace and is allowed", async () => {
+    expect(await fx.env.workspace.resolve("../work/a")).toEqual({
+      absolute: path.join(fx.root, "a"),
+      relative: "a",
+    });
+  });
+
+  it("allows absolute paths inside, a/../b, ., and the empty path as the root", async () => {
+    const ws = fx.env.workspace;
+    expect(await ws.resolve(path.join(fx.root, "src/a.ts"))).toEqual({
+      absolute: path.join(fx.root, "src/a.ts"),
+      relative: "src/a.ts",
+    });
+    expect((await ws.resolve("a/../b")).relative).toBe("b");
+    expect((await ws.resolve(".")).relative).toBe("");
+    expect((await ws.resolve("")).relative).toBe("");
+    expect((await ws.resolve(fx.root)).relative).toBe("");
+  });
+
+  it("refuses a NUL byte", async () => {
+    expect(await refusal("a\0b")).toMatch(/NUL/);
+  });
+});
+
+describe("resolve: C2 siblings with a shared prefix", () => {
+  it("refuses /srv/work2-style siblings and ../work2", async () => {
+    expect(await refusal(path.join(fx.sibling, "x"))).toMatch(/is outside the workspace/);
+    expect(await refusal("../work2/x")).toBe(
+      "../work2/x is outside the workspace. Use a path relative to the workspace root, or an absolute path inside it.",
+    );
+    expect(await refusal(`${fx.root}2/x`)).toMatch(/is outside the workspace/);
+  });
+
+  it("refuses a symlink into work-evil", async () => {
+    fs.symlinkSync(fx.evil, path.join(fx.root, "evil"));
+    const message = await refusal("evil/id_rsa");
+    expect(message).toBe(
+      "evil/id_rsa is outside the workspace (through a symbolic link). Use a path relative to the workspace root, or an absolute path inside it.",
+    );
+    expect(message).not.toContain(fx.evil);
+  });
+});
+
+describe("resolve: C3 symlinks", () => {
+  it("refuses a live link to a secret outside", async () => {
+    fs.symlinkSync(path.join(fx.evil, "id_rsa"), path.join(fx.root, "key"));
+    expect(await refusal("key")).toMatch(/outside the workspace \(through a symbolic link\)/);
+  });
+
+  it("refuses a dangling link pointing outside (and a relative one)", async () => {
+    fs.symlinkSync(path.join(fx.evil, "missing"), path.join(fx.root, "dangling"));
+    fs.symlinkSync("../work-evil/missing2", path.join(fx.root, "dangling2"));
+    expect(await refusal("dangling")).toMatch(/outside the workspace/);
+    expect(await refusal("dangling2")).toMatch(/outside the workspace/);
+  });
+
+  it("resolves a dangling link pointing inside to its target", async () => {
+    fs.symlinkSync("sub/new.txt", path.join(fx.root, "inside-link"));
+    expect(await fx.env.workspace.resolve("inside-link")).toEqual({
+      absolute: path.join(fx.root, "sub/new.txt"),
+      relative: "sub/new.txt",
+    });
+  });
+
+  it("refuses paths through a symlinked parent directory pointing outside", async () => {
+    fs.symlinkSync(fx.evil, path.join(fx.root, "parent"));
+    expect(await refusal("parent/new/file.txt")).toMatch(/outside the workspace/);
+  });
+
+  it("reports a loop and a chain over 40 hops as ELOOP, without hanging", async () => {
+    fs.symlinkSync("loop-b", path.join(fx.root, "loop-a"));
+    fs.symlinkSync("loop-a", path.join(fx.root, "loop-b"));
+    expect(await refusal("loop-a")).toMatch(/too many levels of symbolic links/);
+    expect(await refusal("loop-a/child")).toMatch(/too many levels of symbolic links/);
+    fx.write("target.txt", "t");
+    for (let i = 0; i < 41; i += 1)
+      fs.symlinkSync(i === 40 ? "target.txt" : `chain${i + 1}`, path.join(fx.root, `chain${i}`));
+    expect(await refusal("chain0")).toMatch(/too many levels of symbolic links/);
+    // 40 hops is the kernel's limit too: still fine.
+    expect((await fx.env.workspace.resolve("chain1")).relative).toBe("target.txt");
+  });
+
+  it("refuses a path through a regular file", async () => {
+    fx.write("file.txt", "x");
+    expect(await refusal("file.txt/child")).toMatch(/not a directory/);
+  });
+});
+
+describe("openInside and writeFileInside: a symlink swapped in after resolve", () => {
+  it("catches a final component swapped for a link to outside", async () => {
+    fx.write("a.txt", "inside");
+    const resolved = await fx.env.workspace.resolve("a.txt");
+    fs.rmSync(path.join(fx.root, "a.txt"));
+    fs.symlinkSync(path.join(fx.evil, "id_rsa"), path.join(fx.root, "a.txt"));
+    await expect(openInside(resolved, fs.constants.O_RDONLY, "a.txt")).rejects.toThrow(
+      /changed while it was being opened/,
+    );
+  });
+
+  it("catches a parent directory swapped for a link to outside", async () => {
+    fx.write("dir/id_rsa", "inside");
+    const resolved = await fx.env.workspace.resolve("dir/id_rsa");
+    fs.rmSync(path.join(fx.root, "dir"), { recursive: true });
+    fs.symlinkSync(fx.evil, path.join(fx.root, "dir"));
+    await expect(openInside(resolved, fs.constants.O_RDONLY, "dir/id_rsa")).rejects.toThrow(
+      /changed while it was being opened/,
+    );
+    const before = fx.outsideState();
+    await expect(writeFileInside(resolved, "pwned", "dir/id_rsa")).rejects.toThrow(
+      BuiltinToolError,
+    );
+    expect(fx.outsideState()).toEqual(before);
+  });
+
+  it("writes atomically and leaves no temp file behind", async () => {
+    const resolved = await fx.env.workspace.resolve("deep/er/file.txt");
+    const stats = await writeFileInside(resolved, "hello", "deep/er/file.txt");
+    expect(stats.size).toBe(5);
+    expect(fs.readFileSync(path.join(fx.root, "deep/er/file.txt"), "utf8")).toBe("hello");
+    expect(fs.readdirSync(path.join(fx.root, "deep/er"))).toEqual(["file.txt"]);
+  });
+
+  it("replaces a symlink swapped in at the final component instead of writing through it", async () => {
+    const resolved = await fx.env.workspace.resolve("b.txt");
+    const outsideFile = path.join(fx.evil, "id_rsa");
+    const before = fs.readFileSync(outsideFile, "utf8");
+    fs.symlinkSync(outsideFile, path.join(fx.root, "b.txt"));
+    await writeFileInside(resolved, "mine", "b.txt");
+    expect(fs.readFileSync(outsideFile, "utf8")).toBe(before);
+    expect(fs.lstatSync(path.join(fx.root, "b.txt")).isFile()).toBe(true);
+  });
+});
