@@ -36,7 +36,11 @@ export function describeFailure(
           : approvals === 0
             ? "the app to run them"
             : "approval or for the app";
-      return `the run paused: ${pending.length} tool call(s) (${pending.map((call) => call.name).join(", ")}) wait for ${what}, which this command cannot give yet.`;
+      const how =
+        approvals === pending.length
+          ? 'run it on an interactive terminal to answer, or allow such calls with --allow (for example --allow "Bash(npm test)")'
+          : "this command cannot give it";
+      return `the run paused: ${pending.length} tool call(s) (${pending.map((call) => call.name).join(", ")}) wait for ${what}; ${how}.`;
     }
     case "error_during_execution":
       return describeRunError(result.error, context);

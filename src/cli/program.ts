@@ -17,7 +17,11 @@ import { printError, processTerminal, type Terminal } from "./terminal.ts";
 interface RunFlags extends ProviderFlags {
   maxTurns?: number;
   json?: boolean;
+  allow?: string[];
+  deny?: string[];
 }
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 const ENVIRONMENT = `
 Environment:
@@ -55,6 +59,16 @@ export async function runCli(
       parseURL,
     )
     .option("--max-turns <n>", "model calls at most (default 100)", parseTurns)
+    .option(
+      "--allow <rule>",
+      'a permission rule to allow, such as "Bash(npm test)" (repeatable)',
+      collect,
+    )
+    .option(
+      "--deny <rule>",
+      'a permission rule to deny, such as "Read(.env)" (repeatable)',
+      collect,
+    )
     .option("--json", "print the event stream as NDJSON on stdout, one event a line")
     .addHelpText("after", ENVIRONMENT)
     .enablePositionalOptions()
@@ -112,6 +126,7 @@ async function runPrompt(prompt: string, flags: RunFlags, terminal: Terminal): P
     model: provider.model,
     systemPrompt: `You are skein, an agent run from the command line in the directory ${process.cwd()}. Answer concisely.`,
     ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+    permissions: { allow: flags.allow ?? [], deny: flags.deny ?? [] },
   });
   return runAgent({
     agent,
