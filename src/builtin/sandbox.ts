@@ -12,6 +12,7 @@ import {
 } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { PROTECTED_NAMES } from "../permissions/protected.ts";
 import type { SandboxPolicy } from "../tools/types.ts";
 import { isInsideOrEqual } from "./shell-env.ts";
 
@@ -23,15 +24,11 @@ export interface SandboxProbe {
   bwrap?: string;
 }
 
-/** Workspace entries a sandboxed command may read but never change (DESIGN, hardened preset). */
-export const PROTECTED_ENTRIES = [
-  ".git",
-  ".gitmodules",
-  ".bashrc",
-  ".mcp.json",
-  ".vscode",
-  ".skein",
-] as const;
+/**
+ * Workspace entries a sandboxed command may read but never change (DESIGN, hardened preset): the
+ * permission layer's protected names, so Write/Edit and the sandbox guard one list.
+ */
+export const PROTECTED_ENTRIES: readonly string[] = PROTECTED_NAMES;
 
 /**
  * Isolation flags, shared by the probe and real runs so a passing probe means a working sandbox.
@@ -168,7 +165,8 @@ export function bwrapArgs(options: BwrapOptions): string[] {
   return args;
 }
 
-function isDirectory(path: string): boolean {
+/** True when `path` is (or links to) a directory. */
+export function isDirectory(path: string): boolean {
   try {
     return statSync(path).isDirectory();
   } catch {
