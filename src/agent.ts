@@ -95,7 +95,8 @@ function assemble(options: AgentOptions, choice: { builtins: boolean }): EngineC
   const environment: BuiltinEnvironment = {
     workspace,
     // The gate is built once the tool list is known, after the built-ins that consult it.
-    readDenied: (relative) => gate?.readDenied(relative) ?? false,
+    hiddenFromSearch: (relative) => gate?.hiddenFromSearch(relative) ?? false,
+    recheck: (kind, given, opened) => gate?.recheck(kind, given, opened),
     get readDenyPatterns() {
       return gate?.readDenyPatterns ?? [];
     },

@@ -26,7 +26,8 @@ export interface BuiltinInfo {
   permission: BuiltinPermission<any>;
 }
 
-const builtinMark: unique symbol = Symbol.for("skein.builtin");
+/** Built-ins by identity: a private registry, so no app tool can pass itself off as built in. */
+const builtins = new WeakMap<ToolDefinition, BuiltinInfo>();
 
 /**
  * A failure a built-in reports to the model as an error result, with a message written for the
@@ -76,12 +77,11 @@ export function defineBuiltin<TInput>(spec: BuiltinSpec<TInput>): ToolDefinition
       timeoutBehavior: "error_result",
     },
   });
-  const info: BuiltinInfo = { permission: spec.permission };
-  Object.defineProperty(definition, builtinMark, { value: info, enumerable: false });
+  builtins.set(definition, { permission: spec.permission });
   return definition as ToolDefinition<TInput>;
 }
 
 /** The built-in description of a tool, or undefined for custom tools. */
 export function builtinInfo(tool: ToolDefinition): BuiltinInfo | undefined {
-  return (tool as unknown as { [builtinMark]?: BuiltinInfo })[builtinMark];
+  return builtins.get(tool);
 }

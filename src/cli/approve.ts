@@ -31,7 +31,7 @@ export async function askApprovals(
     for (const call of pending) {
       if (call.reason !== "approval") continue;
       context.terminal.stderr.write(
-        `${colors.yellow("approval")} ${colors.bold(call.name)} ${summarise(call.input)}\n${colors.dim(`  (${call.approvalReason ?? "asks by default"})`)}\n`,
+        `${colors.yellow("approval")} ${colors.bold(printable(call.name))} ${printable(call.input)}\n${colors.dim(`  (${printable(call.approvalReason ?? "asks by default")})`)}\n`,
       );
       const answer = await questions.question("  allow? [y/N] ", { signal: context.signal });
       decisions[call.id] = /^y(es)?$/i.test(answer.trim())
@@ -47,7 +47,15 @@ export async function askApprovals(
   return decisions;
 }
 
-function summarise(input: unknown): string {
-  const text = JSON.stringify(input) ?? "";
-  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+/**
+ * The whole input, never cut (what is approved must be seen in full: a harmless head can hide a
+ * dangerous tail), with control and format characters escaped so the model's text cannot move
+ * the cursor or redraw the question.
+ */
+export function printable(value: unknown): string {
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
+  return text.replace(
+    /[\p{Cc}\p{Cf}]/gu,
+    (char) => `\\u${char.codePointAt(0)!.toString(16).padStart(4, "0")}`,
+  );
 }

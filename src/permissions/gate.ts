@@ -1,6 +1,7 @@
 import { type BuiltinPermission, builtinInfo } from "../builtin/define.ts";
 import type { Workspace } from "../builtin/environment.ts";
 import { ConfigurationError } from "../errors.ts";
+import type { PermissionDecision, PermissionLayer } from "../run/config.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 import {
   allowsAnything,
@@ -12,7 +13,8 @@ import {
   type SimpleCommand,
   unsafeToAllow,
 } from "./bash-command.ts";
-import { lexicalRelative, pathMatcher } from "./paths.ts";
+import { type FileReadConcern, fileReadConcern } from "./bash-reads.ts";
+import { lexicalRelative, pathMatcher, workspacePattern } from "./paths.ts";
 import { isProtectedPath } from "./protected.ts";
 import {
   type PermissionRule,
@@ -22,23 +24,14 @@ import {
   wildcard,
 } from "./rules.ts";
 
-export type PermissionDecision =
-  | { behavior: "allow" }
-  | { behavior: "deny"; message: string }
-  | { behavior: "ask"; reason: string };
-
 /** The permission gate of one agent, built at assembly from its rules (DESIGN "the contract"). */
-export interface PermissionGate {
-  /** Decides a call from the rules alone: deny beats ask beats allow, then the defaults. */
-  decide(tool: ToolDefinition, input: unknown): PermissionDecision | Promise<PermissionDecision>;
-  /** Deny rules only, for input an approval rewrote or a resumed state carries: the reason, or undefined. */
-  denial(tool: ToolDefinition, input: unknown): string | undefined | Promise<string | undefined>;
-  /** Whether a `Read(...)` deny rule covers this workspace-relative path (LS, Glob and Grep hide it). */
-  readDenied(relative: string): boolean;
-  /** The `Read(...)` deny patterns, for the sandbox to mask. */
+export interface PermissionGate extends PermissionLayer {
+  /** Whether a `Read(...)` deny or ask rule covers this path: LS, Glob and Grep leave it out. */
+  hiddenFromSearch(relative: string): boolean;
+  /** Checks the path a file tool actually opened against the rules (see `BuiltinEnvironment.recheck`). */
+  recheck(kind: "read" | "edit", given: string, opened: string): string | undefined;
+  /** The `Read(...)` deny patterns (workspace-relative, gitignore-style), for the sandbox to mask. */
   readonly readDenyPatterns: readonly string[];
-  /** Tool names a bare deny rule hides from the model. */
-  hides(name: string): boolean;
 }
 
 type Family = "read" | "edit" | "bash" | "none" | "custom";
@@ -46,76 +39,15 @@ type Family = "read" | "edit" | "bash" | "none" | "custom";
 /** Rule names that also govern other built-ins (Claude Code's rule families). */
 const FAMILY_RULE: Record<string, Family> = { Read: "read", Edit: "edit" };
 
-/** Programs whose plain arguments are files they read: Bash calls naming a Read-denied file are denied. */
-const FILE_READERS = new Set([
-  "cat",
-  "tac",
-  "nl",
-  "head",
-  "tail",
-  "less",
-  "more",
-  "most",
-  "view",
-  "vi",
-  "vim",
-  "nano",
-  "grep",
-  "egrep",
-  "fgrep",
-  "rg",
-  "ag",
-  "sed",
-  "awk",
-  "gawk",
-  "cut",
-  "sort",
-  "uniq",
-  "wc",
-  "strings",
-  "xxd",
-  "od",
-  "hexdump",
-  "base64",
-  "base32",
-  "cp",
-  "mv",
-  "ln",
-  "rsync",
-  "scp",
-  "source",
-  ".",
-  "diff",
-  "cmp",
-  "comm",
-  "paste",
-  "join",
-  "file",
-  "tee",
-  "dd",
-  "openssl",
-  "gpg",
-  "zip",
-  "tar",
-  "gzip",
-  "zcat",
-  "bat",
-  "jq",
-  "yq",
-  "iconv",
-  "split",
-  "md5sum",
-  "sha256sum",
-  "sha1sum",
-  "curl",
-  "wget",
-]);
-
 interface CompiledRule {
   rule: PermissionRule;
   appliesTo: (tool: ToolDefinition) => boolean;
   /** Undefined: the rule has no pattern and matches every call of its tools. */
   matches?: (call: CallView) => boolean;
+  /** For `Read(...)` and `Edit(...)` rules: the pattern as a test of one workspace-relative path. */
+  path?: (relative: string) => boolean;
+  /** That pattern, workspace-relative in gitignore form. */
+  pathPattern?: string;
 }
 
 /** What rules see of one call. */
@@ -123,6 +55,7 @@ interface CallView {
   family: Family;
   /** Workspace-relative paths the call names (lexical and canonical forms); undefined entries lead outside. */
   paths: (string | undefined)[];
+  /** The command (Bash, or a custom tool's ruleContent read as a command by a `Bash(...)` rule). */
   bash?: { analysis: CommandAnalysis; raw: string };
   ruleContent?: string;
   /** The custom tool's ruleContent threw: its pattern rules cannot be read, so the call is denied. */
@@ -139,9 +72,15 @@ export function createPermissionGate(options: {
 }): PermissionGate {
   const { tools, workspace, prefix } = options;
   const compile = (behavior: RuleBehavior, entries: { text: unknown; where: string }[]) =>
-    entries.map(({ text, where }) =>
-      compileRule(parseRule(text, `${prefix}: ${where}`), behavior, tools, prefix),
-    );
+    entries.map(({ text, where }) => {
+      const at = `${prefix}: ${where}`;
+      return compileRule(parseRule(text, at), behavior, {
+        tools,
+        root: workspace.root,
+        prefix,
+        at,
+      });
+    });
   const listed = (behavior: RuleBehavior) =>
     (options.rules?.[behavior] ?? []).map((text: unknown, index: number) => ({
       text,
@@ -156,14 +95,20 @@ export function createPermissionGate(options: {
   const allow = compile("allow", listed("allow"));
   warnAboutBroadRules(allow);
 
-  const readDenyRules = deny.filter(
-    (rule) => rule.rule.content !== undefined && FAMILY_RULE[rule.rule.name] === "read",
-  );
-  const readDenyMatchers = readDenyRules.map((rule) => pathMatcher(rule.rule.content!, "deny"));
-  const readDenied = (relative: string) => readDenyMatchers.some((match) => match(relative));
-  const hidden = deny.filter((rule) => rule.rule.content === undefined);
+  const readRules = (list: CompiledRule[]) =>
+    list.filter((rule) => rule.path && FAMILY_RULE[rule.rule.name] === "read");
+  const readDeny = readRules(deny);
+  const readAsk = readRules(ask);
+  const readDenied = (relative: string) => readDeny.some((rule) => rule.path!(relative));
+  const readAsked = (relative: string) => readAsk.some((rule) => rule.path!(relative));
+  const readRulesFor = {
+    denied: readDenied,
+    asked: readAsked,
+    any: readDeny.length + readAsk.length > 0,
+  };
+  const bare = deny.filter((rule) => rule.matches === undefined);
 
-  const patterned = [...deny, ...ask, ...allow].filter((rule) => rule.rule.content !== undefined);
+  const patterned = [...deny, ...ask, ...allow].filter((rule) => rule.matches !== undefined);
   // Synchronous where it can be, so a call's permission check costs no extra turns of the event loop.
   const view = (tool: ToolDefinition, input: unknown): CallView | Promise<CallView> => {
     const permission = builtinInfo(tool)?.permission;
@@ -172,7 +117,13 @@ export function createPermissionGate(options: {
     if (!tool.ruleContent || !patterned.some((rule) => rule.appliesTo(tool)))
       return { family: "custom", paths: [] };
     try {
-      return { family: "custom", paths: [], ruleContent: String(tool.ruleContent(input)) };
+      const ruleContent = String(tool.ruleContent(input));
+      return {
+        family: "custom",
+        paths: [],
+        ruleContent,
+        bash: { analysis: analyzeCommand(ruleContent), raw: ruleContent },
+      };
     } catch {
       return { family: "custom", paths: [], ruleContentFailed: true };
     }
@@ -181,16 +132,19 @@ export function createPermissionGate(options: {
   const firstMatch = (list: CompiledRule[], tool: ToolDefinition, call: CallView) =>
     list.find((rule) => rule.appliesTo(tool) && (!rule.matches || rule.matches(call)));
 
+  const readConcern = (call: CallView): FileReadConcern =>
+    call.family === "bash" && call.bash
+      ? fileReadConcern(call.bash.analysis, workspace.root, readRulesFor)
+      : undefined;
+
   const denialOf = (tool: ToolDefinition, call: CallView): string | undefined => {
     if (call.ruleContentFailed)
       return `Permission denied: the tool "${tool.name}" could not describe this call for its permission rules (its ruleContent threw).`;
     const rule = firstMatch(deny, tool, call);
     if (rule) return `Permission denied: the rule "${rule.rule.text}" forbids this call.`;
-    if (call.bash) {
-      const file = readDeniedFileInCommand(call.bash.analysis, workspace.root, readDenied);
-      if (file !== undefined)
-        return `Permission denied: this command reads "${file}", which a Read deny rule forbids.`;
-    }
+    const concern = readConcern(call);
+    if (concern && "deny" in concern)
+      return `Permission denied: this command reads "${concern.deny}", which a Read deny rule forbids.`;
     return undefined;
   };
 
@@ -211,6 +165,8 @@ export function createPermissionGate(options: {
         };
     }
     if (call.family === "bash") {
+      const concern = readConcern(call);
+      if (concern && "ask" in concern) return { behavior: "ask", reason: concern.ask };
       const allowed = bashAllowed(allow, tool, call);
       return allowed === true ? { behavior: "allow" } : { behavior: "ask", reason: allowed };
     }
@@ -223,19 +179,38 @@ export function createPermissionGate(options: {
     value instanceof Promise ? value.then(next) : next(value);
 
   return {
-    readDenied,
-    readDenyPatterns: readDenyRules.map((rule) => rule.rule.content!),
-    hides: (name) => hidden.some((rule) => wildcard(rule.rule.name)(name)),
+    readDenyPatterns: readDeny.map((rule) => rule.pathPattern!),
+    hiddenFromSearch: (relative) => readDenied(relative) || readAsked(relative),
+    hides: (name) => {
+      const tool = tools.get(name);
+      return tool !== undefined && bare.some((rule) => rule.appliesTo(tool));
+    },
     denial: (tool, input) => then(view(tool, input), (call) => denialOf(tool, call)),
     decide: (tool, input) => then(view(tool, input), (call) => judge(tool, call)),
+    recheck(kind, given, opened) {
+      // The gate approved `given` as it resolved then; the opened path must not be one the rules
+      // would have treated differently (a symlink swapped in since the check).
+      const family = kind === "read" ? "read" : "edit";
+      const asGiven = lexicalRelative(workspace.root, given);
+      const rulesOf = (list: CompiledRule[]) =>
+        list.filter((rule) => rule.path && FAMILY_RULE[rule.rule.name] === family);
+      const denied = rulesOf(deny).find((rule) => rule.path!(opened));
+      if (denied)
+        return `Permission denied: ${JSON.stringify(given)} now leads to a path the rule "${denied.rule.text}" forbids; it was not ${kind === "read" ? "read" : "changed"}.`;
+      const swapped = asGiven !== opened;
+      if (swapped && rulesOf(ask).some((rule) => rule.path!(opened) && !rule.path!(asGiven ?? "")))
+        return `${JSON.stringify(given)} now leads to a path that needs approval; call the tool again with that path.`;
+      if (swapped && kind === "edit" && isProtectedPath(opened) && !isProtectedPath(asGiven ?? ""))
+        return `${JSON.stringify(given)} now leads into a protected path; it was not changed. Call the tool again with that path.`;
+      return undefined;
+    },
   };
 }
 
 function compileRule(
   rule: PermissionRule,
   behavior: RuleBehavior,
-  tools: Map<string, ToolDefinition>,
-  prefix: string,
+  context: { tools: Map<string, ToolDefinition>; root: string; prefix: string; at: string },
 ): CompiledRule {
   const family = FAMILY_RULE[rule.name];
   const nameMatches = wildcard(rule.name);
@@ -247,51 +222,53 @@ function compileRule(
   if (rule.content === undefined) return { rule, appliesTo };
   const content = rule.content;
   // A pattern rule must be readable for every tool it names; otherwise it would silently match nothing.
-  for (const tool of tools.values()) {
+  for (const tool of context.tools.values()) {
     if (!appliesTo(tool)) continue;
     const kind = builtinInfo(tool)?.permission.kind ?? "custom";
     if (kind === "none" || (kind === "custom" && !tool.ruleContent)) {
       throw new ConfigurationError(
-        `${prefix}: the rule "${rule.text}" has a pattern, but the tool "${tool.name}" has nothing to match it against. ${kind === "custom" ? `Give the tool a ruleContent(input) option, or use the bare name "${tool.name}".` : `Use the bare name "${tool.name}".`}`,
+        `${context.prefix}: the rule "${rule.text}" has a pattern, but the tool "${tool.name}" has nothing to match it against. ${kind === "custom" ? `Give the tool a ruleContent(input) option, or use the bare name "${tool.name}".` : `Use the bare name "${tool.name}".`}`,
       );
     }
   }
-  if (rule.name === "Bash") {
-    return {
-      rule,
-      appliesTo,
-      matches: (call) => {
-        if (!call.bash) return false;
-        const { analysis, raw } = call.bash;
-        if (behavior === "allow")
-          return (
-            analysis.kind === "simple" &&
-            analysis.commands.every((command) => matchesBashPattern(content, command))
-          );
-        if (analysis.kind === "complex") return denyCouldMatch(content, analysis, raw);
-        return analysis.commands.some((command) =>
-          denyForms(command).some((form) => matchesBashPattern(content, form)),
-        );
-      },
-    };
-  }
-  const pathMatches = pathMatcher(content, behavior);
+  // Bash rules read commands with the shell's rules, whichever tool carries the command.
+  if (rule.name === "Bash") return { rule, appliesTo, matches: bashMatcher(content, behavior) };
   const textMatches = wildcard(content);
+  const pathPattern =
+    family !== undefined
+      ? workspacePattern(content, context.root, `${context.at} "${rule.text}"`)
+      : undefined;
+  const path = pathPattern !== undefined ? pathMatcher(pathPattern, behavior) : undefined;
   return {
     rule,
     appliesTo,
+    ...(path ? { path, pathPattern } : {}),
     matches: (call) => {
       if (call.family === "custom")
         return call.ruleContent !== undefined && textMatches(call.ruleContent);
-      if (call.family !== "read" && call.family !== "edit") return false;
+      if ((call.family !== "read" && call.family !== "edit") || !path) return false;
       const inside = call.paths.filter((relative): relative is string => relative !== undefined);
       // Allow: every form of the path must match (a symlink cannot borrow a grant); deny/ask: any.
       if (behavior === "allow")
-        return (
-          inside.length > 0 && inside.length === call.paths.length && inside.every(pathMatches)
-        );
-      return inside.some(pathMatches);
+        return inside.length > 0 && inside.length === call.paths.length && inside.every(path);
+      return inside.some(path);
     },
+  };
+}
+
+function bashMatcher(pattern: string, behavior: RuleBehavior): (call: CallView) => boolean {
+  return (call) => {
+    if (!call.bash) return false;
+    const { analysis, raw } = call.bash;
+    if (behavior === "allow")
+      return (
+        analysis.kind === "simple" &&
+        analysis.commands.every((command) => matchesBashPattern(pattern, command))
+      );
+    if (analysis.kind === "complex") return denyCouldMatch(pattern, analysis, raw);
+    return analysis.commands.some((command) =>
+      denyForms(command).some((form) => matchesBashPattern(pattern, form)),
+    );
   };
 }
 
@@ -354,28 +331,6 @@ async function pathView(
     }
   }
   return { family, paths };
-}
-
-function readDeniedFileInCommand(
-  analysis: CommandAnalysis,
-  root: string,
-  readDenied: (relative: string) => boolean,
-): string | undefined {
-  const commands = analysis.kind === "simple" ? analysis.commands : analysis.candidates;
-  for (const command of commands) {
-    for (const form of denyForms(command)) {
-      const [program, ...args] = form.argv;
-      if (program === undefined || !FILE_READERS.has(program.split("/").at(-1)!)) continue;
-      for (const arg of args) {
-        for (const candidate of [arg, arg.slice(arg.indexOf("=") + 1)]) {
-          if (candidate === "" || candidate.startsWith("-")) continue;
-          const relative = lexicalRelative(root, candidate);
-          if (relative !== undefined && relative !== "" && readDenied(relative)) return candidate;
-        }
-      }
-    }
-  }
-  return undefined;
 }
 
 function warnAboutBroadRules(allow: CompiledRule[]): void {

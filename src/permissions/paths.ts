@@ -1,5 +1,6 @@
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { ConfigurationError } from "../errors.ts";
 
 /**
  * Path rules (`Read(src/**)`, `Edit(**\/*.env)`) use gitignore semantics relative to the
@@ -45,4 +46,40 @@ export function lexicalRelative(root: string, given: string): string | undefined
   if (relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative))
     return undefined;
   return relative.split(path.sep).join("/");
+}
+
+/**
+ * A rule's path pattern in the gitignore form `pathMatcher` reads, relative to the workspace:
+ * `./x` and `/x` are anchored at the root, `//abs/path` and an absolute path inside the root
+ * become anchored relative patterns. Patterns that could only name paths outside the workspace
+ * (`~/...`, absolute paths elsewhere, `../...`) and gitignore negations are assembly errors: the
+ * file tools refuse every outside path anyway, and a rule that silently matched nothing would
+ * mislead.
+ */
+export function workspacePattern(pattern: string, root: string, rule: string): string {
+  const outside = () =>
+    new ConfigurationError(
+      `${rule}: ${JSON.stringify(pattern)} names paths outside the workspace (the agent's cwd); path rules apply inside it, and the file tools refuse every path outside it. For Bash, the hardened preset's sandbox hides the home directory.`,
+    );
+  if (pattern.startsWith("!"))
+    throw new ConfigurationError(
+      `${rule}: ${JSON.stringify(pattern)} starts with "!"; negations are not supported in rules. Write a deny or allow rule for the paths you mean.`,
+    );
+  if (pattern.startsWith("~")) throw outside();
+  if (pattern.startsWith("./")) return `/${pattern.replace(/^(?:\.\/+)+/, "")}`;
+  if (pattern === "." || pattern === "./") return "/**";
+  const absolute = pattern.startsWith("//") ? pattern.slice(1) : pattern;
+  if (absolute.startsWith("/") && (pattern.startsWith("//") || isUnder(root, absolute))) {
+    const relative = path.posix.relative(root.split(path.sep).join("/"), absolute);
+    if (relative === "") return "/**";
+    if (relative.startsWith("..")) throw outside();
+    return `/${relative}`;
+  }
+  if (pattern === ".." || pattern.startsWith("../")) throw outside();
+  return pattern;
+}
+
+function isUnder(root: string, absolute: string): boolean {
+  const relative = path.posix.relative(root.split(path.sep).join("/"), absolute);
+  return relative === "" || !(relative === ".." || relative.startsWith("../"));
 }

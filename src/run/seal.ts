@@ -19,14 +19,24 @@ export interface SealedCall {
 }
 
 export function sealCall(secret: string | undefined, call: SealedCall): string {
+  return sealValue(secret, callTuple(call));
+}
+
+/** What a call's seal is computed over. */
+export function callTuple(call: SealedCall): unknown[] {
+  return [call.sessionId, call.id, call.name, call.reason, call.input];
+}
+
+/** An HMAC of a JSON value's canonical text. */
+export function sealValue(secret: string | undefined, value: unknown): string {
   return createHmac("sha256", secret ?? processKey)
-    .update(canonicalJson([call.sessionId, call.id, call.name, call.reason, call.input]))
+    .update(canonicalJson(value))
     .digest("base64url");
 }
 
-export function sealMatches(secret: string | undefined, call: SealedCall, seal: unknown): boolean {
+export function sealMatches(secret: string | undefined, value: unknown, seal: unknown): boolean {
   if (typeof seal !== "string") return false;
-  const expected = Buffer.from(sealCall(secret, call));
+  const expected = Buffer.from(sealValue(secret, value));
   const given = Buffer.from(seal);
   return expected.length === given.length && timingSafeEqual(expected, given);
 }

@@ -3,11 +3,11 @@ import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { type CallRecord, errorResult, newCallRecord, resultFromValue } from "./call.ts";
-import type { EngineConfig } from "./config.ts";
+import type { EngineConfig, PermissionDecision } from "./config.ts";
 import { toJsonValue } from "./json.ts";
 import type { RunContext } from "./loop.ts";
 import { applyApproval } from "./prepare-call.ts";
-import { sealCall, sealMatches } from "./seal.ts";
+import { callTuple, sealCall, sealMatches, sealValue } from "./seal.ts";
 import type { PausedCall, ResumeOptions, RunState, Step } from "./types.ts";
 
 /** What `restoreRun` hands the loop: the run so far, and the records of an interrupted batch. */
@@ -43,7 +43,10 @@ export function pausedState(
     messages: run.messages,
     steps: run.steps,
   };
-  if (run.runData.size > 0) state.runData = Object.fromEntries(run.runData);
+  if (run.runData.size > 0) {
+    state.runData = toJsonValue(Object.fromEntries(run.runData)) as Record<string, unknown>;
+    state.runDataSeal = sealValue(run.config.approvalSecret, [run.sessionId, state.runData]);
+  }
   if (records) {
     state.batch = {
       calls: records.map((record, index): PausedCall => {
@@ -132,11 +135,7 @@ export async function restoreRun(
     doneBlocks: new Map(),
     toolOutputs,
     runnable: [],
-    runData: new Map(
-      typeof candidate.runData === "object" && candidate.runData !== null
-        ? Object.entries(structuredClone(candidate.runData))
-        : [],
-    ),
+    runData: restoreRunData(candidate, config),
   };
   const calls = candidate.batch?.calls ? structuredClone(candidate.batch.calls) : undefined;
   const waiting = { external: new Set<string>(), approval: new Set<string>() };
@@ -148,6 +147,7 @@ export async function restoreRun(
       const record = newCallRecord(call.id, call.name, call.input);
       restored.records.push(record);
       if (call.status === "done") {
+        checkDoneCall(call);
         record.result = call.result;
         record.stop = call.stop;
         if (call.failRunTimeoutMs !== undefined)
@@ -160,13 +160,13 @@ export async function restoreRun(
         call.reason !== "external" &&
         !sealMatches(
           config.approvalSecret,
-          {
+          callTuple({
             sessionId: restored.sessionId,
             id: call.id,
             name: call.name,
             input: call.input,
             reason: call.reason,
-          },
+          }),
           call.seal,
         )
       ) {
@@ -193,7 +193,8 @@ export async function restoreRun(
         continue;
       }
       const reason = call.reason;
-      if (reason === "approval") waiting.approval.add(call.id);
+      // Held calls may be named too: on resume they are decided again, and may now ask.
+      waiting.approval.add(call.id);
       approvalChecks.push(() => admitOnResume(record, reason, approvals, config));
     }
   }
@@ -233,9 +234,15 @@ async function admitOnResume(
   config: EngineConfig,
 ): Promise<void> {
   record.reachedHandler = false;
-  const denial = await config.permissions?.denial(record.tool!, record.input);
-  if (denial) {
-    record.result = errorResult(denial, "denied");
+  const gate = config.permissions;
+  // A call that waited for approval is checked against the deny rules again; a held one is
+  // decided again from scratch (the resuming agent's rules may ask where the pausing one allowed).
+  const verdict =
+    reason === "approval"
+      ? denialVerdict(await gate?.denial(record.tool!, record.input))
+      : ((await gate?.decide(record.tool!, record.input)) ?? { behavior: "allow" as const });
+  if (verdict.behavior === "deny") {
+    record.result = errorResult(verdict.message, "denied");
     return;
   }
   // The resuming agent may hide the tool: a hidden tool never runs, as in a fresh run.
@@ -246,7 +253,8 @@ async function admitOnResume(
     );
     return;
   }
-  if (reason === "held") return;
+  if (verdict.behavior === "allow" && reason === "held" && !Object.hasOwn(approvals, record.id))
+    return;
   if (!Object.hasOwn(approvals, record.id)) {
     record.result = errorResult(
       `Permission to run "${record.name}" was not given (no approval when the run was resumed), so it was not run.`,
@@ -255,6 +263,49 @@ async function admitOnResume(
     return;
   }
   await applyApproval(record, { config }, approvals[record.id]);
+}
+
+function denialVerdict(denial: string | undefined): PermissionDecision {
+  return denial ? { behavior: "deny", message: denial } : { behavior: "ask", reason: "" };
+}
+
+/**
+ * The run's `runData`, when its seal holds. Tools trust what they stored there (Read's records
+ * let Edit change a file), so data altered since the pause, or sealed with another key, is
+ * dropped rather than trusted: the tools then act as if nothing was recorded (Edit asks the
+ * model to read the file again), and the resume goes on.
+ */
+function restoreRunData(candidate: Partial<RunState>, config: EngineConfig): Map<string, unknown> {
+  const data = candidate.runData;
+  if (typeof data !== "object" || data === null) return new Map();
+  const sealed = sealMatches(
+    config.approvalSecret,
+    [candidate.sessionId, data],
+    candidate.runDataSeal,
+  );
+  return sealed ? new Map(Object.entries(structuredClone(data))) : new Map();
+}
+
+/** A finished call's stored result must be a result and its block must answer it. */
+function checkDoneCall(call: Extract<PausedCall, { status: "done" }>): void {
+  const result: unknown = call.result;
+  const block: unknown = call.block;
+  const content = (result as { content?: unknown } | null)?.content;
+  const answers =
+    typeof block === "object" &&
+    block !== null &&
+    (block as { type?: unknown }).type === "tool_result" &&
+    (block as { tool_use_id?: unknown }).tool_use_id === call.id;
+  if (
+    typeof result !== "object" ||
+    result === null ||
+    !(typeof content === "string" || Array.isArray(content)) ||
+    !answers
+  ) {
+    throw new ResumeError(
+      `resume: the finished call "${call.id}" has no valid result or tool_result block; the state was altered.`,
+    );
+  }
 }
 
 function isApprovalAnswer(value: unknown): boolean {

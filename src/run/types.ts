@@ -142,6 +142,8 @@ export interface RunState {
   batch?: PausedBatch;
   /** `ToolContext.runData` of the run (what Read recorded, for Edit after resume). */
   runData?: Record<string, unknown>;
+  /** Seals `runData` like the waiting calls; data that does not match is dropped on resume. */
+  runDataSeal?: string;
 }
 
 export interface PausedBatch {
