@@ -9,6 +9,12 @@ import type { ToolDefinition, ToolResult } from "../tools/types.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
 import {
+  compileFilter,
+  FILTER_LINE_CHARS,
+  FILTER_TIMEOUT_MS,
+  filterLines,
+} from "./shell/filter.ts";
+import {
   backgroundOf,
   describeStatus,
   findShell,
@@ -114,8 +120,7 @@ export interface BashOutputInput {
 export function bashOutputTool(env: BuiltinEnvironment): ToolDefinition<BashOutputInput> {
   return defineBuiltin<BashOutputInput>({
     name: "BashOutput",
-    description:
-      "Returns the new output of a background Bash command since the last BashOutput for it, and its status (running, exited with code N, killed). filter: an optional regular expression; only matching lines are returned (the others are consumed).",
+    description: `Returns the new output of a background Bash command since the last BashOutput for it, and its status (running, exited with code N, killed). filter: an optional regular expression; only matching lines are returned (the others are consumed). Keep the pattern simple: matching stops with an error after ${FILTER_TIMEOUT_MS} ms, and only the first ${FILTER_LINE_CHARS} characters of a line are tested.`,
     schema: {
       type: "object",
       properties: {
@@ -133,25 +138,12 @@ export function bashOutputTool(env: BuiltinEnvironment): ToolDefinition<BashOutp
     permission: { kind: "none" },
     async handler(input, context) {
       const { task, shell } = findShell(backgroundOf(env, context), input.bash_id);
-      let filter: RegExp | undefined;
-      if (input.filter !== undefined) {
-        try {
-          filter = new RegExp(input.filter);
-        } catch (error) {
-          throw new BuiltinToolError(
-            `filter is not a valid regular expression: ${(error as Error).message}`,
-          );
-        }
-      }
+      const filter = input.filter === undefined ? undefined : compileFilter(input.filter);
+      const total = shell.output.total;
       let text = shell.output.since(shell.read);
-      shell.read = shell.output.total;
-      if (filter) {
-        const pattern = filter;
-        text = text
-          .split("\n")
-          .filter((line) => pattern.test(line))
-          .join("\n");
-      }
+      // A filter that takes too long throws before the output counts as read.
+      if (filter) text = filterLines(text, filter);
+      shell.read = total;
       const status =
         task.status === "stopped"
           ? "killed (KillShell)"
@@ -207,8 +199,9 @@ function foregroundResult(
   details: Record<string, unknown>,
 ): ToolResult {
   const text = output.text().replace(/\n+$/, "");
+  const removed = outcome.removedProtected ?? [];
   const withNotes = (head: string, body: string): string =>
-    [head, body, ...notes].filter((part) => part !== "").join("\n");
+    [head, body, ...removed, ...notes].filter((part) => part !== "").join("\n");
   const resultDetails = {
     ...details,
     exitCode: outcome.exitCode,
@@ -216,6 +209,7 @@ function foregroundResult(
     timedOut: outcome.timedOut,
     outputChars: output.total,
     truncated: output.truncated,
+    ...(removed.length > 0 ? { removedProtected: removed } : {}),
   };
   let head: string | undefined;
   if (outcome.spawnError) head = `The command could not be started: ${outcome.spawnError}`;
@@ -224,8 +218,8 @@ function foregroundResult(
   else if (outcome.aborted) head = "Command was aborted; its process group was killed.";
   else if (outcome.signal) head = `Command was killed by signal ${outcome.signal}.`;
   else if (outcome.exitCode !== 0) head = `Exit code ${outcome.exitCode}`;
-  if (head !== undefined) {
-    return { content: withNotes(head, text), isError: true, details: resultDetails };
+  if (head !== undefined || removed.length > 0) {
+    return { content: withNotes(head ?? "", text), isError: true, details: resultDetails };
   }
   return { content: withNotes("", text || "(no output)"), details: resultDetails };
 }

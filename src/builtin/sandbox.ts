@@ -1,3 +1,24 @@
+/**
+ * The hardened preset's bubblewrap sandbox: probing for it, the mounts a Bash command runs under
+ * (the workspace the one writable host directory, the home and /run hidden, the paths `Read(...)`
+ * deny rules match masked, the protected entries read-only), and the sweep after each command.
+ *
+ * Protected entries (PROTECTED_NAMES: `.git`, `.bashrc`, `.mcp.json`, `.vscode`, `.skein`...) are
+ * mounted read-only where they exist at the top of the workspace. A mount needs something to
+ * mount over, so a missing entry cannot be guarded that way: instead the top-level entries are
+ * recorded before the command, and after it ends (timeout and abort included) a protected
+ * top-level entry the command created, or replaced (a symlink re-pointed, an unmounted link swapped
+ * for a directory), is removed and the result says so (`snapshotProtected`, `sweepProtected`).
+ *
+ * Known gaps:
+ * - Nested entries are not guarded: a command can create `sub/.git/hooks/pre-commit` (or a
+ *   `.vscode` in a subdirectory), and a nested `.git` that already exists is writable. Git and
+ *   editors do read nested ones; finding them all (before and after each command) costs a walk of
+ *   the whole tree, which big workspaces cannot afford on every call.
+ * - The sweep cannot tell who created an entry: a protected top-level entry that appears while a
+ *   sandboxed background command runs (a Write the user approved meanwhile) is removed when that
+ *   command ends. And a command still running when the host process exits is never swept.
+ */
 import { spawn } from "node:child_process";
 import {
   accessSync,
@@ -5,14 +26,16 @@ import {
   existsSync,
   lstatSync,
   mkdtempSync,
+  readdirSync,
   realpathSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
+import { lstat, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { PROTECTED_NAMES } from "../permissions/protected.ts";
+import { isProtectedPath, PROTECTED_NAMES } from "../permissions/protected.ts";
 import type { SandboxPolicy } from "../tools/types.ts";
 import { isInsideOrEqual } from "./shell-env.ts";
 
@@ -221,4 +244,78 @@ export function canonicalExisting(path: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A protected top-level entry as it was before a command: which file, and where it led. */
+interface EntryState {
+  dev: number;
+  ino: number;
+  /** Canonical target, or undefined when it did not resolve (a dangling symlink). */
+  canonical: string | undefined;
+}
+
+/** The protected entries at the top of the workspace before a sandboxed command. */
+export interface ProtectedSnapshot {
+  root: string;
+  entries: Map<string, EntryState>;
+}
+
+/** Protected entries at the top of `root` (any case or spelling `isProtectedPath` matches). */
+function protectedEntries(root: string): Map<string, EntryState> {
+  const entries = new Map<string, EntryState>();
+  let names: string[];
+  try {
+    names = readdirSync(root);
+  } catch {
+    return entries;
+  }
+  for (const name of names) {
+    if (!isProtectedPath(name)) continue;
+    const path = join(root, name);
+    try {
+      const stat = lstatSync(path);
+      entries.set(name, { dev: stat.dev, ino: stat.ino, canonical: canonicalExisting(path) });
+    } catch {}
+  }
+  return entries;
+}
+
+/** Records the protected top-level entries; take it before the mounts are decided. */
+export function snapshotProtected(root: string): ProtectedSnapshot {
+  return { root, entries: protectedEntries(root) };
+}
+
+/**
+ * After a sandboxed command: removes each protected top-level entry the command created, or
+ * replaced or re-pointed (it is not the same file, or leads elsewhere), without following
+ * symlinks. Returns one line per entry for the result; none when nothing changed.
+ */
+export async function sweepProtected(snapshot: ProtectedSnapshot): Promise<string[]> {
+  const lines: string[] = [];
+  for (const [name, now] of protectedEntries(snapshot.root)) {
+    const before = snapshot.entries.get(name);
+    const same =
+      before !== undefined &&
+      before.dev === now.dev &&
+      before.ino === now.ino &&
+      before.canonical === now.canonical;
+    if (same) continue;
+    const what = before === undefined ? "create" : "replace or re-point";
+    try {
+      await removeEntry(join(snapshot.root, name));
+      lines.push(`the sandbox removed ${name}, which commands may not ${what} (protected path)`);
+    } catch (error) {
+      lines.push(
+        `the sandbox could not remove ${name}, which commands may not ${what} (protected path): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Remove it before anything reads it.`,
+      );
+    }
+  }
+  return lines;
+}
+
+/** Removes a file, a symlink (not what it points at) or a directory tree. */
+async function removeEntry(path: string): Promise<void> {
+  const stat = await lstat(path);
+  // rm does not follow symlinks, neither this one nor any inside a directory it deletes.
+  await rm(path, { recursive: stat.isDirectory(), force: true });
 }

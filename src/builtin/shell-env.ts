@@ -2,26 +2,46 @@ import { isAbsolute, relative } from "node:path";
 
 /**
  * Variable names Bash never passes on (case-insensitive), preset or not (DESIGN, RELIABILITY C12).
- * The DESIGN list, plus other common credential shapes:
+ * The DESIGN list, plus other common credential shapes. "Component" means a part between
+ * underscores, so `TOKEN` matches `GH_TOKEN_2` but not `TOKENIZERS_PARALLELISM`:
  * - `*_API_KEY`, `*_TOKEN`, `*SECRET*`, `ANTHROPIC_*`, `OPENAI_*` (DESIGN)
- * - `*PASSWORD*`, `*PASSWD*`: database and service passwords (`PGPASSWORD`, `MYSQL_PWD` below)
- * - `*_CREDENTIALS*`: paths to credential files (`GOOGLE_APPLICATION_CREDENTIALS`)
- * - `*_ACCESS_KEY`, `*_PRIVATE_KEY`, `*_ACCESS_KEY_ID`: cloud keys (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`)
- * - `AWS_SESSION_TOKEN`, `AWS_SECURITY_TOKEN` (already `*_TOKEN`), `MYSQL_PWD`
- * Secrets under innocent names (a password inside `DATABASE_URL`) are not detected.
+ * - `API_KEY` or `APIKEY` anywhere (`API_KEY`, `SENDGRID_APIKEY`); `TOKEN` or `TOKENS` as a
+ *   component, and `ACCESSTOKEN`/`AUTHTOKEN`/... written as one word (`NPM_AUTHTOKEN`)
+ * - `*PASSWORD*`, `*PASSWD*`, `*PASSPHRASE*`, `*_PWD` (`PGPASSWORD`, `MYSQL_PWD`; `PWD` and
+ *   `OLDPWD`, the working directories, are kept)
+ * - `*CREDENTIAL*`: credentials or paths to them (`GOOGLE_APPLICATION_CREDENTIALS`)
+ * - `ACCESS_KEY`, `PRIVATE_KEY` anywhere (`AWS_ACCESS_KEY_ID`, `SSH_PRIVATE_KEY_PATH`), and `KEY`
+ *   as the last component (`STRIPE_KEY`, `SIGNING_KEY`; `KEYBOARD`, `MONKEY` are kept)
+ * - `AUTH` as a component (`NPM_CONFIG__AUTH`, `DOCKER_AUTH_CONFIG`, `SSH_AUTH_SOCK`, which lets a
+ *   command use the SSH agent's keys; `GIT_AUTHOR_NAME` is kept), `AUTHORIZATION`, `*_PAT`
+ *   (personal access tokens: `GH_PAT`)
+ * - ambient credentials: `*ASKPASS*` (a helper that answers password prompts), `KRB5CCNAME`
+ *   (a Kerberos ticket cache), `BW_SESSION`, `OP_SESSION_*` (password manager sessions)
+ * Secrets under innocent names are not detected: a password inside `DATABASE_URL` or a key in
+ * `SENTRY_DSN` reaches the command (names that hold URLs are kept, whatever they carry).
  */
 const CREDENTIAL_PATTERNS: readonly RegExp[] = [
-  /_API_KEY$/i,
-  /_TOKEN$/i,
+  /API_?KEY/i,
+  /(^|_)TOKENS?(_|$)/i,
+  /(ACCESS|AUTH|API|BEARER|REFRESH|SESSION|SECURITY)TOKEN/i,
   /SECRET/i,
   /^ANTHROPIC_/i,
   /^OPENAI_/i,
   /PASSWORD/i,
   /PASSWD/i,
-  /_CREDENTIALS/i,
-  /_ACCESS_KEY(_ID)?$/i,
-  /_PRIVATE_KEY$/i,
-  /^MYSQL_PWD$/i,
+  /PASSPHRASE/i,
+  /_PWD$/i,
+  /CREDENTIAL/i,
+  /ACCESS_?KEY/i,
+  /PRIVATE_?KEY/i,
+  /(^|_)KEY$/i,
+  /(^|_)AUTH(_|$)/i,
+  /AUTHORIZATION/i,
+  /(^|_)PAT$/i,
+  /ASKPASS/i,
+  /^KRB5CCNAME$/i,
+  /^BW_SESSION$/i,
+  /^OP_SESSION_/i,
 ];
 
 /** True when a variable of this name may carry a credential and is kept from commands. */

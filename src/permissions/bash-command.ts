@@ -347,20 +347,32 @@ function escapeRegExp(text: string): string {
 // ---------------------------------------------------------------------------------------------
 
 interface WrapperSpec {
-  /** Options whose value is the next word (`timeout -s KILL`); `--opt=value` and `-n5` are one word. */
+  /**
+   * Options whose value is the next word (`timeout -s KILL`). `--opt=value` is one word, and a
+   * short one may end a cluster (`timeout -vs KILL`) or carry its value (`nice -n5`).
+   */
   valueOptions?: string[];
-  /** Operands before the wrapped command: timeout's DURATION, chroot's NEWROOT. */
+  /** Operands before the wrapped command: timeout's DURATION, chroot's NEWROOT, flock's FILE. */
   operands?: number;
   /** `NAME=value` words before the command are skipped (env, sudo). */
   assignments?: boolean;
-  /** Options whose attached value is itself a command line (`env -S'rm -rf x'`). */
+  /**
+   * Options whose value is a command line, analysed again as text: the next word (`script -c
+   * 'rm x'`, `env -S 'rm x'`), attached (`env -S'rm x'`, `--command=rm x`) or ending a cluster
+   * (`script -qc 'rm x'`). Also recognised right after the operands (`flock FILE -c 'rm x'`).
+   */
   commandOptions?: string[];
+  /** Options may follow operands (GNU getopt permutes): command options are looked for everywhere. */
+  permute?: boolean;
+  /** The command comes only from a command option (`script -c`); the operands are no command. */
+  commandOnly?: boolean;
 }
 
 /**
  * Programs that run the command given in their arguments. Stripped (repeatedly) for deny matching,
  * and never auto-allowed. `npx` is not here: it runs a package, and `Bash(npx *)` is flagged by
- * allowsAnything instead.
+ * allowsAnything instead. Option lists follow the util-linux, coreutils, strace and systemd help
+ * texts; an option missing from a list would make its value look like the wrapped program.
  */
 const WRAPPERS = new Map<string, WrapperSpec>([
   ["timeout", { valueOptions: list("-s --signal -k --kill-after"), operands: 1 }],
@@ -369,7 +381,7 @@ const WRAPPERS = new Map<string, WrapperSpec>([
     {
       valueOptions: list("-u --unset -C --chdir"),
       assignments: true,
-      commandOptions: list("-S --split-string="),
+      commandOptions: list("-S --split-string"),
     },
   ],
   ["nice", { valueOptions: list("-n --adjustment") }],
@@ -403,6 +415,137 @@ const WRAPPERS = new Map<string, WrapperSpec>([
   ["builtin", {}],
   ["setsid", {}],
   ["chroot", { valueOptions: list("--userspec --groups"), operands: 1 }],
+  // flock [options] FILE COMMAND... | flock [options] FILE -c 'COMMAND'
+  [
+    "flock",
+    {
+      valueOptions: list("-w --timeout --wait -E --conflict-exit-code"),
+      operands: 1,
+      commandOptions: list("-c --command"),
+    },
+  ],
+  // taskset [options] MASK COMMAND... (-c is a flag: the mask is a CPU list)
+  ["taskset", { operands: 1 }],
+  [
+    "unshare",
+    {
+      valueOptions: list(
+        "-R --root -w --wd -S --setuid -G --setgid --propagation --setgroups --monotonic " +
+          "--boottime --map-user --map-group --map-users --map-groups -l --load-interp",
+      ),
+    },
+  ],
+  ["nsenter", { valueOptions: list("-t --target -S --setuid -G --setgid -W --wdns --env") }],
+  [
+    "chrt",
+    { valueOptions: list("-T --sched-runtime -P --sched-period -D --sched-deadline"), operands: 1 },
+  ],
+  [
+    "numactl",
+    {
+      valueOptions: list(
+        "-i --interleave -p --preferred -P --preferred-many -w --weighted-interleave " +
+          "-C --physcpubind -N --cpunodebind -m --membind -S --shm -f --file -I --shmid " +
+          "-L --length -o --offset -M --shmmode",
+      ),
+    },
+  ],
+  [
+    "setpriv",
+    {
+      valueOptions: list(
+        "--ambient-caps --inh-caps --bounding-set --ruid --euid --rgid --egid --reuid --regid " +
+          "--groups --securebits --pdeathsig --selinux-label --apparmor-profile " +
+          "--landlock-access --landlock-rule --seccomp-filter",
+      ),
+    },
+  ],
+  ["prlimit", { valueOptions: list("-p --pid -o --output") }],
+  [
+    "strace",
+    {
+      valueOptions: list(
+        "-a -b -e -E -I -o -O -p -P -s -S -u -U -X --columns --detach-on --env --attach " +
+          "--user --interruptible --trace --signal --status --trace-path --abbrev --verbose " +
+          "--raw --read --write --quiet --kvm --inject --fault --output --string-limit " +
+          "--const-print-style --summary-syscall-overhead --summary-sort-by --summary-columns",
+      ),
+    },
+  ],
+  [
+    "ltrace",
+    {
+      valueOptions: list(
+        "-a --align -A -D --debug -e -F --config -l --library -n --indent -o --output -p -s " +
+          "-u -w --where -x",
+      ),
+    },
+  ],
+  // valgrind and firejail take `--option=value` only.
+  ["valgrind", {}],
+  ["firejail", {}],
+  ["catchsegv", {}],
+  ["busybox", {}],
+  ["toybox", {}],
+  ["eatmydata", {}],
+  ["nocache", {}],
+  ["unbuffer", {}],
+  ["dbus-run-session", {}],
+  ["fakeroot", { valueOptions: list("-l --lib -f --faked -i -s -b --fd-base") }],
+  ["faketime", { valueOptions: list("--date-prog"), operands: 1 }],
+  ["torsocks", { valueOptions: list("-u --user -p --pass -a --address -P --port") }],
+  ["proxychains", { valueOptions: list("-f") }],
+  ["proxychains4", { valueOptions: list("-f") }],
+  ["pkexec", { valueOptions: list("--user") }],
+  ["cgexec", { valueOptions: list("-g") }],
+  [
+    "xvfb-run",
+    {
+      valueOptions: list(
+        "-e --error-file -f --auth-file -n --server-num -p --xauth-protocol -s --server-args " +
+          "-w --wait",
+      ),
+    },
+  ],
+  [
+    "systemd-run",
+    {
+      valueOptions: list(
+        "-H --host -M --machine -u --unit -p --property --description --slice --service-type " +
+          "--uid --gid --nice --working-directory -E --setenv --path-property --socket-property " +
+          "--timer-property --on-active --on-boot --on-startup --on-unit-active " +
+          "--on-unit-inactive --on-calendar",
+      ),
+    },
+  ],
+  // runuser -u USER COMMAND... | runuser USER -c 'COMMAND' (options anywhere, as in su)
+  [
+    "runuser",
+    {
+      valueOptions: list(
+        "-u --user -g --group -G --supp-group -w --whitelist-environment -s --shell",
+      ),
+      commandOptions: list("-c --command --session-command"),
+      permute: true,
+    },
+  ],
+  // sg GROUP [-c] 'COMMAND': the command is one string run by /bin/sh.
+  ["sg", { operands: 1, commandOptions: list("-c") }],
+  // script [options] [FILE]: runs a command only with -c (else an interactive shell).
+  [
+    "script",
+    {
+      valueOptions: list(
+        "-I --log-in -O --log-out -B --log-io -T --log-timing -m --logging-format -E --echo " +
+          "-o --output-limit",
+      ),
+      commandOptions: list("-c --command"),
+      permute: true,
+      commandOnly: true,
+    },
+  ],
+  // macOS
+  ["caffeinate", { valueOptions: list("-t -w") }],
 ]);
 
 /** The wrapper names, for callers that document or display them. */
@@ -411,16 +554,41 @@ export const BASH_WRAPPERS: readonly string[] = [...WRAPPERS.keys()];
 /** Programs that run code handed to them as an argument (`bash -c`, `eval`, `source`). */
 const CODE_RUNNERS = new Set(
   list(
-    "eval source . sh bash zsh dash ksh mksh ash fish csh tcsh busybox su trap fc let " +
-      "mapfile readarray enable",
+    "eval source . sh bash zsh dash ksh mksh ash fish csh tcsh su trap fc let " +
+      "mapfile readarray enable compgen",
   ),
 );
 
-/** Builtins whose effect is to change what later commands in the same shell do (C11). */
-const STATE_CHANGERS = new Set(list("export declare typeset local readonly alias shopt hash"));
+/**
+ * Builtins whose effect is to change what later commands in the same shell do (C11): they set or
+ * unset variables (`read`, `getopts`, `unset PATH` makes bash look programs up in the current
+ * directory), aliases, the command hash or shell options (`set -k` turns `NAME=value` arguments
+ * into environment). `mapfile`/`readarray` assign too; they are code runners (`-C callback`).
+ */
+const STATE_CHANGERS = new Set(
+  list("export declare typeset local readonly alias shopt hash read getopts unset set"),
+);
+
+/** Builtins that assign a variable only with an option: `printf -v VAR`, `wait -p VAR`. */
+const ASSIGNING_OPTIONS = new Map([
+  ["printf", "v"],
+  ["wait", "p"],
+]);
+
+/**
+ * Builtins that evaluate an array subscript given as an argument (`printf -v 'a[$(rm x)]' y`,
+ * `read 'a[$(rm x)]'`): bash expands it, command substitutions included. For deny matching, their
+ * arguments holding a substitution are analysed again as command text.
+ */
+const SUBSCRIPT_EVALUATORS = new Set(
+  list(
+    "printf read wait getopts mapfile readarray declare typeset local export readonly unset " +
+      "let test",
+  ),
+);
 
 /** Code runners whose arguments we re-analyse as command text for deny matching. */
-const EVALUATORS = new Set(list("eval sh bash zsh dash ksh mksh ash fish csh tcsh su"));
+const EVALUATORS = new Set(list("eval sh bash zsh dash ksh mksh ash fish csh tcsh su compgen"));
 
 /** find actions that run programs or write files (C10). */
 const FIND_ACTIONS = new Set(
@@ -439,8 +607,8 @@ const MAX_UNWRAP = 16;
  * The forms a deny rule is also tried against: the command with its assignments removed, with
  * wrappers stripped (repeatedly; see WRAPPERS), and with a path before the program reduced to its
  * basename (any path, `./rm` included: over-inclusive is the safe side for a deny). Also the
- * commands inside `find -exec ... ;`, and the command text given to a shell or `eval`
- * (`bash -c "rm -rf /"`), analysed again.
+ * commands inside `find -exec ... ;`, and the command text given to a shell, `eval` or a
+ * wrapper's command option (`bash -c "rm -rf /"`, `script -c 'rm x'`), analysed again.
  * Returns the original first, then each distinct stripped form.
  */
 export function denyForms(command: SimpleCommand): SimpleCommand[] {
@@ -454,33 +622,46 @@ function collectForms(command: SimpleCommand, depth: number): SimpleCommand[] {
     if (!forms.has(key)) forms.set(key, form);
   };
   add(command);
-  for (const argv of unwrapChain(command.argv)) add({ assignments: [], argv });
+  const unwrapped = unwrapAll(command.argv);
+  for (const argv of unwrapped.argvs) add({ assignments: [], argv });
   if (depth < MAX_NESTING) {
-    for (const form of [...forms.values()])
-      for (const inner of innerCommands(form.argv))
-        for (const nested of collectForms(inner, depth + 1)) add(nested);
+    const inner = unwrapped.texts.flatMap(commandsOf);
+    for (const form of [...forms.values()]) inner.push(...innerCommands(form.argv));
+    for (const each of inner) for (const nested of collectForms(each, depth + 1)) add(nested);
   }
   return [...forms.values()];
 }
 
+interface Unwrapped {
+  /** Argument lists the command may run, the original first. */
+  argvs: string[][];
+  /** Command lines given to wrappers as one string (`script -c 'rm x'`). */
+  texts: string[];
+}
+
 /** The argv, then each step of basename reduction and wrapper stripping. */
-function unwrapChain(argv: string[]): string[][] {
-  const chain = [argv];
-  let current = argv;
-  for (let step = 0; step < MAX_UNWRAP; step++) {
+function unwrapAll(argv: string[]): Unwrapped {
+  const result: Unwrapped = { argvs: [argv], texts: [] };
+  const pending = [argv];
+  for (let step = 0; step < MAX_UNWRAP && pending.length > 0; step++) {
+    let current = pending.shift()!;
     const program = current[0];
-    if (program === undefined) break;
+    if (program === undefined) continue;
     const base = basename(program);
     if (base !== program) {
       current = [base, ...current.slice(1)];
-      chain.push(current);
+      result.argvs.push(current);
     }
     const inner = stripWrapper(current);
-    if (!inner || inner.length === 0) break;
-    current = inner;
-    chain.push(current);
+    if (!inner) continue;
+    result.texts.push(...inner.texts);
+    for (const next of inner.argvs) {
+      if (next.length === 0) continue;
+      result.argvs.push(next);
+      pending.push(next);
+    }
   }
-  return chain;
+  return result;
 }
 
 function basename(program: string): string {
@@ -488,10 +669,49 @@ function basename(program: string): string {
   return base === "" ? program : base;
 }
 
-/** The wrapped command, when argv[0] is a wrapper; undefined otherwise. */
-function stripWrapper(argv: string[]): string[] | undefined {
+/** What a wrapper option word does: how many words it takes, and the command text it carries. */
+interface OptionWord {
+  /** Words consumed, the option's own included. */
+  width: number;
+  /** Set for a command option: its command line, with the words after it. */
+  command?: string;
+}
+
+/**
+ * Reads the option at `argv[at]` for `spec`: `--name=value`, `--name value`, or a cluster of short
+ * options where a value option takes the rest of the word or the next word.
+ */
+function readOption(argv: string[], at: number, spec: WrapperSpec): OptionWord {
+  const word = argv[at]!;
+  const commandAt = (value: string | undefined, next: number): OptionWord => ({
+    width: next - at,
+    command: [value ?? "", ...argv.slice(next)].join(" ").trim(),
+  });
+  if (word.startsWith("--")) {
+    const equals = word.indexOf("=");
+    const name = equals < 0 ? word : word.slice(0, equals);
+    const attached = equals < 0 ? undefined : word.slice(equals + 1);
+    if (spec.commandOptions?.includes(name)) {
+      return attached === undefined ? commandAt(argv[at + 1], at + 2) : commandAt(attached, at + 1);
+    }
+    return { width: attached === undefined && spec.valueOptions?.includes(name) ? 2 : 1 };
+  }
+  for (let k = 1; k < word.length; k++) {
+    const option = `-${word[k]}`;
+    const rest = word.slice(k + 1);
+    if (spec.commandOptions?.includes(option)) {
+      return rest === "" ? commandAt(argv[at + 1], at + 2) : commandAt(rest, at + 1);
+    }
+    if (spec.valueOptions?.includes(option)) return { width: rest === "" ? 2 : 1 };
+  }
+  return { width: 1 };
+}
+
+/** The commands a wrapper runs, when argv[0] is one; undefined otherwise. */
+function stripWrapper(argv: string[]): Unwrapped | undefined {
   const spec = WRAPPERS.get(argv[0] ?? "");
   if (!spec) return undefined;
+  const result: Unwrapped = { argvs: [], texts: [] };
   let i = 1;
   while (i < argv.length) {
     const word = argv[i]!;
@@ -499,21 +719,28 @@ function stripWrapper(argv: string[]): string[] | undefined {
       i++;
       break;
     }
-    const attached = attachedCommand(word, spec);
-    if (attached !== undefined) return [attached, ...argv.slice(i + 1)];
-    if (spec.assignments && ASSIGNMENT.test(word)) i++;
-    else if (word.startsWith("-") && word.length > 1)
-      i += spec.valueOptions?.includes(word) ? 2 : 1;
-    else break;
+    if (spec.assignments && ASSIGNMENT.test(word)) {
+      i++;
+      continue;
+    }
+    if (!isOption(word)) break;
+    const option = readOption(argv, i, spec);
+    if (option.command !== undefined) {
+      result.texts.push(option.command);
+      return result;
+    }
+    i += option.width;
   }
-  return argv.slice(i + (spec.operands ?? 0));
-}
-
-/** `env -S'rm -rf x'` / `--split-string=...`: the rest of the word is a command line. */
-function attachedCommand(word: string, spec: WrapperSpec): string | undefined {
-  for (const option of spec.commandOptions ?? [])
-    if (word.startsWith(option) && word.length > option.length) return word.slice(option.length);
-  return undefined;
+  i += spec.operands ?? 0;
+  // `flock FILE -c 'rm x'`, and options anywhere for wrappers whose getopt permutes.
+  for (let at = i; at < argv.length && (at === i || spec.permute); at++) {
+    if (!isOption(argv[at]!)) continue;
+    if (argv[at] === "--") break;
+    const option = readOption(argv, at, spec);
+    if (option.command !== undefined) result.texts.push(option.command);
+  }
+  if (!spec.commandOnly) result.argvs.push(argv.slice(i));
+  return result;
 }
 
 /** Commands run from inside this one: `find -exec` clauses, and command text given to a shell. */
@@ -522,13 +749,14 @@ function innerCommands(argv: string[]): SimpleCommand[] {
   if (program === undefined) return [];
   if (program === "find") return findExecCommands(args);
   const texts: string[] = [];
-  // A program word with spaces came from a command string (`env -S "rm -rf x"`).
+  // A program word with spaces came from a command string (`sg staff 'rm -rf x'`).
   if (/\s/.test(program)) texts.push(argv.join(" "));
   if (EVALUATORS.has(program)) {
     const firstOperand = args.findIndex((a) => !isOption(a));
     if (firstOperand >= 0) texts.push(args.slice(firstOperand).join(" "));
     texts.push(...args.filter((a) => /[\s;&|]/.test(a)));
   }
+  if (SUBSCRIPT_EVALUATORS.has(program)) texts.push(...args.filter((a) => /\$\(|`/.test(a)));
   return texts.flatMap(commandsOf);
 }
 
@@ -561,7 +789,7 @@ function isOption(word: string): boolean {
  * True when a simple command (as written) must never be auto-allowed even if an allow rule matches it:
  * any assignment (C11), `find` with an action that runs or writes (C10), a wrapper, a program that
  * runs code given as an argument, or a builtin that changes what later commands do (`export`,
- * `alias`, `hash`...). Returns a short reason, or undefined.
+ * `alias`, `hash`, `read`, `unset`, `printf -v`, `wait -p`...). Returns a short reason, or undefined.
  */
 export function unsafeToAllow(command: SimpleCommand): string | undefined {
   const [program, ...args] = command.argv;
@@ -572,11 +800,24 @@ export function unsafeToAllow(command: SimpleCommand): string | undefined {
   if (WRAPPERS.has(base)) return `${base} runs another command`;
   if (CODE_RUNNERS.has(base)) return `${base} runs code given as an argument`;
   if (STATE_CHANGERS.has(base)) return `${base} changes later commands`;
+  const assigning = ASSIGNING_OPTIONS.get(base);
+  if (assigning !== undefined && leadingOptionLetters(args).includes(assigning))
+    return `${base} -${assigning} changes later commands`;
   if (base === "find") {
     const action = args.find((a) => FIND_ACTIONS.has(a));
     if (action) return `find ${action}`;
   }
   return undefined;
+}
+
+/** The letters of the options before the first operand (`-np` gives "np"; `--` ends them). */
+function leadingOptionLetters(args: string[]): string {
+  let letters = "";
+  for (const arg of args) {
+    if (arg === "--" || !isOption(arg)) break;
+    letters += arg.slice(1);
+  }
+  return letters;
 }
 
 function assignmentName(assignment: string): string {

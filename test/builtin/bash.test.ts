@@ -439,6 +439,33 @@ describe("Bash: background tasks", () => {
     expect(result.text).toContain("regular expression");
   });
 
+  it("stops a catastrophic filter quickly with an error, and keeps the output unread", async () => {
+    await bash({ command: `echo ${"a".repeat(30)}b; echo ok`, run_in_background: true });
+    await waitFor(() => (fx.background.get("bash_1")?.status === "running" ? undefined : true));
+    const started = Date.now();
+    const slow = await output("bash_1", "^(a+)+$");
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(slow.isError).toBe(true);
+    expect(slow.text).toContain("took too long");
+    expect(slow.text).toContain("simpler pattern");
+    // The event loop stayed free and the output is still there for a simpler filter.
+    expect((await output("bash_1", "^ok$")).text).toBe("Status: exited with code 0\nok");
+  });
+
+  it("tests at most the first 10000 characters of a line, and returns the line whole", async () => {
+    const command = "printf 'x%.0s' $(seq 1 12000); echo END; echo short END";
+    await bash({ command, run_in_background: true });
+    await bash({ command, run_in_background: true });
+    await waitFor(() =>
+      ["bash_1", "bash_2"].some((id) => fx.background.get(id)?.status === "running")
+        ? undefined
+        : true,
+    );
+    expect((await output("bash_1", "END$")).text).toBe("Status: exited with code 0\nshort END");
+    const whole = await output("bash_2", "^x");
+    expect(whole.text).toBe(`Status: exited with code 0\n${"x".repeat(12000)}END`);
+  });
+
   it("stopAll stops every running shell (what the process exit hook does)", async () => {
     await bash({ command: "sleep 100 & echo $! > child.pid; sleep 100", run_in_background: true });
     const child = await waitFor(() => pidIn(join(fx.root, "child.pid")));

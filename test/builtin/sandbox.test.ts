@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { bashTool } from "../../src/builtin/bash.ts";
+import { bashOutputTool, bashTool } from "../../src/builtin/bash.ts";
 import {
   bwrapArgs,
   probeSandbox,
@@ -18,6 +18,7 @@ import {
   type ShellFixture,
   shellFixture,
   sleep,
+  waitFor,
 } from "./shell-harness.ts";
 
 // These run bubblewrap for real. Without it every test fails (not a skip, not one suite error).
@@ -152,6 +153,79 @@ describe("filesystem", () => {
     expect(readFileSync(join(fx.root, ".git", "config"), "utf8")).toBe("[core]\n");
     expect(existsSync(join(fx.root, ".vscode", "settings.json"))).toBe(false);
     expect(readFileSync(join(fx.root, ".bashrc"), "utf8")).toBe("# rc\n");
+  });
+
+  it("removes protected top-level entries a command creates, and says so", async () => {
+    mkdirSync(join(fx.root, ".git"));
+    writeFileSync(join(fx.root, ".git", "config"), "[core]\n");
+    const result = await sandboxed(
+      [
+        "echo x > .mcp.json",
+        "mkdir -p .vscode && echo {} > .vscode/tasks.json",
+        "touch .bashrc",
+        "mkdir -p .skein && echo {} > .skein/settings.json",
+        "echo '[submodule]' > .gitmodules",
+        "ln -s sub .idea",
+        'echo "[evil]" >> .git/config; echo "git=$?"',
+        "echo fine > normal.txt",
+        "mkdir -p sub/dir && echo fine > sub/dir/file.txt",
+      ].join("; "),
+    );
+    expect(result.isError).toBe(true);
+    for (const name of [".mcp.json", ".vscode", ".bashrc", ".skein", ".gitmodules", ".idea"]) {
+      expect(existsSync(join(fx.root, name))).toBe(false);
+      expect(result.text).toContain(
+        `the sandbox removed ${name}, which commands may not create (protected path)`,
+      );
+    }
+    // The symlink went, not what it pointed at.
+    expect(existsSync(join(fx.root, "sub"))).toBe(true);
+    expect(result.text).toMatch(/git=[1-9]/);
+    expect(readFileSync(join(fx.root, ".git", "config"), "utf8")).toBe("[core]\n");
+    expect(result.text).not.toContain("removed .git,");
+    expect(readFileSync(join(fx.root, "normal.txt"), "utf8")).toBe("fine\n");
+    expect(readFileSync(join(fx.root, "sub", "dir", "file.txt"), "utf8")).toBe("fine\n");
+  });
+
+  it("leaves a command that touches no protected path a success", async () => {
+    writeFileSync(join(fx.root, ".bashrc"), "# rc\n");
+    const result = await sandboxed("echo fine > normal.txt && cat .bashrc");
+    expect(result.isError).toBeFalsy();
+    expect(result.text).toBe("# rc");
+    expect(readFileSync(join(fx.root, ".bashrc"), "utf8")).toBe("# rc\n");
+  });
+
+  it("removes a protected symlink the command re-pointed into the workspace", async () => {
+    // A dangling link is not mounted (there is nothing to mount); the command creates its target.
+    symlinkSync("sub/mcp.json", join(fx.root, ".mcp.json"));
+    const result = await sandboxed("echo '{\"evil\":1}' > .mcp.json");
+    expect(result.isError).toBe(true);
+    expect(result.text).toContain(
+      "the sandbox removed .mcp.json, which commands may not replace or re-point (protected path)",
+    );
+    expect(existsSync(join(fx.root, ".mcp.json"))).toBe(false);
+  });
+
+  it("removes what a command created before it timed out", async () => {
+    const result = await sandboxed("touch .bashrc; mkdir .git; sleep 30", { timeout: 500 });
+    expect(result.text).toContain("timed out");
+    expect(result.text).toContain("the sandbox removed .bashrc");
+    expect(result.text).toContain("the sandbox removed .git");
+    expect(existsSync(join(fx.root, ".bashrc"))).toBe(false);
+    expect(existsSync(join(fx.root, ".git"))).toBe(false);
+  });
+
+  it("removes what a background command created, in its output and status", async () => {
+    const started = await sandboxed("mkdir .husky && touch .husky/pre-commit", {
+      run_in_background: true,
+    });
+    expect(started.isError).toBeFalsy();
+    await waitFor(() => (fx.background.get("bash_1")?.status === "running" ? undefined : true));
+    expect(fx.background.get("bash_1")?.status).toBe("failed");
+    const read = await invoke(bashOutputTool(fx.env), { bash_id: "bash_1" });
+    expect(read.text).toContain("the sandbox removed protected paths it created");
+    expect(read.text).toContain("the sandbox removed .husky, which commands may not create");
+    expect(existsSync(join(fx.root, ".husky"))).toBe(false);
   });
 
   it("masks files and directories that Read deny rules cover (C14)", async () => {

@@ -26,6 +26,34 @@ describe("scrubbedEnvironment", () => {
     "AWS_SESSION_TOKEN",
     "MYSQL_PWD",
     "SIGNING_PRIVATE_KEY",
+    "SSH_AUTH_SOCK",
+    "ssh_auth_sock",
+    "SENDGRID_APIKEY",
+    "APIKEY",
+    "API_KEY",
+    "OPENROUTER_API_KEY_2",
+    "GH_PAT",
+    "azure_devops_pat",
+    "NPM_CONFIG__AUTH",
+    "npm_config__auth",
+    "BASIC_AUTH",
+    "DOCKER_AUTH_CONFIG",
+    "HTTP_AUTHORIZATION",
+    "TOKEN",
+    "GITHUB_TOKEN_2",
+    "NPM_AUTHTOKEN",
+    "SLACK_ACCESSTOKEN",
+    "GPG_PASSPHRASE",
+    "DB_PWD",
+    "AZURE_CREDENTIAL_FILE",
+    "ACCESS_KEY",
+    "SSH_PRIVATE_KEY_PATH",
+    "STRIPE_KEY",
+    "GIT_ASKPASS",
+    "SSH_ASKPASS",
+    "KRB5CCNAME",
+    "BW_SESSION",
+    "OP_SESSION_my",
   ])("removes %s", (name) => {
     expect(isCredentialVariable(name)).toBe(true);
     expect(scrubbedEnvironment({ [name]: "v", KEEP: "k" })).toEqual({ KEEP: "k" });
@@ -40,8 +68,28 @@ describe("scrubbedEnvironment", () => {
     "AWS_REGION",
     "NODE_ENV",
     "TOKENIZERS_PARALLELISM",
+    "PWD",
+    "OLDPWD",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "SENTRY_DSN",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "AUTHOR",
+    "KEYBOARD_LAYOUT",
+    "MONKEY",
+    "COMPAT_MODE",
+    "XDG_SESSION_ID",
+    "SSH_CONNECTION",
+    "PATHEXT",
+    "ANDROID_TOKENIZER",
   ])("keeps %s", (name) => {
     expect(isCredentialVariable(name)).toBe(false);
+  });
+
+  it("keeps a credential inside a URL: only names are checked (a known gap)", () => {
+    const source = { DATABASE_URL: "postgres://user:hunter2@db/app", SSH_AUTH_SOCK: "/run/a" };
+    expect(scrubbedEnvironment(source)).toEqual({ DATABASE_URL: source.DATABASE_URL });
   });
 
   it("copies, reads process.env by default, and drops undefined values", () => {

@@ -29,7 +29,8 @@ export function shellFixture(
         return { absolute, relative: relative(root, absolute) };
       },
     },
-    readDenied: () => false,
+    hiddenFromSearch: () => false,
+    recheck: () => undefined,
     readDenyPatterns: options.readDenyPatterns ?? [],
     background,
     sandboxed: options.sandboxed ?? false,

@@ -499,3 +499,147 @@ describe("allowsAnything", () => {
     expect(allowsAnything(pattern)).toBe(false);
   });
 });
+
+describe("builtins that assign variables change later commands", () => {
+  it.each([
+    ["printf -v PATH tools", "printf -v changes later commands"],
+    ["printf -vPATH tools", "printf -v changes later commands"],
+    ["getopts ab PATH", "getopts changes later commands"],
+    ["read PATH", "read changes later commands"],
+    ["read -r line", "read changes later commands"],
+    ["wait -p PATH", "wait -p changes later commands"],
+    ["wait -np PATH", "wait -p changes later commands"],
+    ["mapfile -t PATH", "mapfile runs code given as an argument"],
+    ["readarray PATH", "readarray runs code given as an argument"],
+    ["unset PATH", "unset changes later commands"],
+    ["set -k", "set changes later commands"],
+    ["compgen -C ls x", "compgen runs code given as an argument"],
+  ])("unsafeToAllow(%j) is %j", (command, reason) => {
+    expect(unsafeToAllow(simple(command)[0]!)).toBe(reason);
+  });
+
+  it("printf -v PATH tools && git status is not auto-allowed by printf:* and git status", () => {
+    const command = "printf -v PATH tools && git status";
+    const [printf, git] = simple(command);
+    expect(matchesBashPattern("printf:*", printf!)).toBe(true);
+    expect(matchesBashPattern("git status", git!)).toBe(true);
+    expect(autoAllowed("printf:*", "printf -v PATH tools")).toBe(false);
+  });
+
+  it.each(["printf '%s\\n' -v x", "printf -- -v", "printf hello", "wait", "wait -n", "wait 12"])(
+    "%j stays allowable",
+    (command) => {
+      expect(unsafeToAllow(simple(command)[0]!)).toBeUndefined();
+    },
+  );
+
+  it.each([
+    "printf -v 'a[$(rm -rf x)]' y",
+    "read 'a[$(rm -rf x)]'",
+    "declare 'a[`rm -rf x`]=1'",
+    "test -v 'a[$(rm -rf x)]'",
+  ])("a deny still matches the substitution in an array subscript: %j", (command) => {
+    expect(analyzeCommand(command).kind).toBe("simple");
+    expect(denied("rm *", command)).toBe(true);
+  });
+
+  it("quoted substitutions in other programs' arguments are left alone", () => {
+    expect(denied("rm *", "git commit -m 'fix $(rm x) docs'")).toBe(false);
+  });
+});
+
+describe("more wrappers are stripped for deny matching and never auto-allowed", () => {
+  it.each([
+    "flock /tmp/l rm x",
+    "flock -w 5 /tmp/l rm x",
+    "flock -xn /tmp/l rm x",
+    "flock /tmp/l -c 'rm x'",
+    "flock --command='rm x' /tmp/l",
+    "taskset -c 0 rm x",
+    "taskset 0x3 rm x",
+    "unshare rm x",
+    "unshare -r --propagation private rm x",
+    "unshare --map-user=0 -w /tmp rm x",
+    "strace rm x",
+    "strace -f -e trace=file -o log rm x",
+    "strace -ff -s 80 rm x",
+    "ltrace -o log rm x",
+    "script -c 'rm x'",
+    "script -q -c 'rm x' /dev/null",
+    "script -qc 'rm x' /dev/null",
+    "script out.log -c 'rm x'",
+    "script --command='rm x'",
+    "script -c 'ls;rm x'",
+    "busybox rm x",
+    "toybox rm x",
+    "/bin/busybox rm x",
+    "nsenter -t 1 -m rm x",
+    "firejail --net=none rm x",
+    "chrt -f 10 rm x",
+    "chrt --sched-runtime 5 -d 0 rm x",
+    "numactl --interleave all rm x",
+    "numactl -C 0-3 rm x",
+    "catchsegv rm x",
+    "valgrind --tool=memcheck rm x",
+    "setpriv --reuid 1000 rm x",
+    "prlimit --nofile=64 rm x",
+    "fakeroot -- rm x",
+    "eatmydata rm x",
+    "faketime '2020-01-01' rm x",
+    "systemd-run --user --unit x rm x",
+    "runuser -u root -- rm x",
+    "runuser root -c 'rm x'",
+    "sg staff 'rm x'",
+    "sg staff -c 'rm x'",
+    "env -S 'rm -rf' x",
+    "env -iS'rm x'",
+    "env --split-string='rm x'",
+    "timeout 5 flock /tmp/l taskset 1 busybox rm x",
+    "xargs script -c 'rm x'",
+    "caffeinate -t 5 rm x",
+  ])("deny rm * matches %j", (command) => {
+    expect(denied("rm *", command)).toBe(true);
+  });
+
+  it.each([
+    "flock /tmp/l rm x",
+    "taskset -c 0 rm x",
+    "unshare -r rm x",
+    "strace ls",
+    "ltrace ls",
+    "script -c ls",
+    "busybox ls",
+    "nsenter -t 1 ls",
+    "firejail ls",
+    "chrt 0 ls",
+    "numactl -C 0 ls",
+    "catchsegv ls",
+    "valgrind ls",
+  ])("%j is unsafe to allow", (command) => {
+    const [parsed] = simple(command);
+    expect(unsafeToAllow(parsed!)).toBe(`${basename(parsed!.argv[0]!)} runs another command`);
+  });
+
+  it("keeps the value of a wrapper's option out of the program position", () => {
+    expect(denyForms(cmd("strace", "-o", "rm", "ls"))).toEqual([
+      cmd("strace", "-o", "rm", "ls"),
+      cmd("ls"),
+    ]);
+    expect(denied("rm *", "strace -o rm ls")).toBe(false);
+    expect(denied("rm *", "taskset -c 0 ls rm")).toBe(false);
+    expect(denied("rm *", "script rm.log")).toBe(false);
+  });
+
+  it("unwraps env -u before the command, not a cluster letter as -S", () => {
+    expect(denied("rm *", "env -uSOME rm x")).toBe(true);
+  });
+
+  it("flags the new wrappers as allow-anything patterns", () => {
+    expect(allowsAnything("flock *")).toBe(true);
+    expect(allowsAnything("Bash(busybox:*)")).toBe(true);
+  });
+});
+
+function basename(program: string): string {
+  return program.slice(program.lastIndexOf("/") + 1);
+}

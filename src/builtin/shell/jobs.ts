@@ -80,11 +80,13 @@ export function startBackground(
     run: async (signal) => {
       try {
         task.outcome = await runShell({ ...run, signal, output: task.output });
+        const removed = task.outcome.removedProtected;
+        if (removed) task.output.push(`\n${removed.join("\n")}\n`);
       } finally {
         done();
       }
       const status = describeStatus(task.outcome);
-      if (task.outcome.exitCode !== 0) throw new Error(status);
+      if (task.outcome.exitCode !== 0 || task.outcome.removedProtected) throw new Error(status);
       return status;
     },
   });
@@ -95,8 +97,11 @@ export function describeStatus(outcome: ShellOutcome | undefined): string {
   if (!outcome) return "running";
   if (outcome.spawnError) return `failed to start (${outcome.spawnError})`;
   if (outcome.aborted) return "killed";
-  if (outcome.signal) return `killed by ${outcome.signal}`;
-  return `exited with code ${outcome.exitCode}`;
+  const removed = outcome.removedProtected
+    ? "; the sandbox removed protected paths it created"
+    : "";
+  if (outcome.signal) return `killed by ${outcome.signal}${removed}`;
+  return `exited with code ${outcome.exitCode}${removed}`;
 }
 
 /** Waits until a stopped shell is really gone (SIGKILL follows SIGTERM after the grace). */

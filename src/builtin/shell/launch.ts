@@ -4,13 +4,14 @@
  * credentials. Under it the command always runs in bubblewrap with an allow-listed environment
  * and with the workspace paths matched by `Read(...)` deny rules masked; when the sandbox is
  * unavailable, or there are too many paths to mask, the call is refused before anything runs,
- * because a command never runs unsandboxed under the preset.
+ * because a command never runs unsandboxed under the preset. The protected top-level entries are
+ * recorded at launch, so that `runShell` can remove those the command creates.
  */
 import { dirname } from "node:path";
 import { glob } from "tinyglobby";
 import { BuiltinToolError } from "../define.ts";
 import type { BuiltinEnvironment } from "../environment.ts";
-import { bwrapArgs, canonicalExisting, probeSandbox } from "../sandbox.ts";
+import { bwrapArgs, canonicalExisting, probeSandbox, snapshotProtected } from "../sandbox.ts";
 import { sandboxEnvironment, scrubbedEnvironment } from "../shell-env.ts";
 import type { ShellLaunch } from "./process.ts";
 
@@ -87,7 +88,9 @@ function toGlob(pattern: string): string | undefined {
 export function shellRun(sandbox: Sandbox | undefined, command: string, cwd: string): ShellLaunch {
   if (!sandbox) return { command, cwd, env: scrubbedEnvironment() };
   const inner = sandboxEnvironment(sandbox.root);
+  // Before the mounts are decided: an entry that appears in between counts as the command's.
+  const protectedBefore = snapshotProtected(sandbox.root);
   const args = bwrapArgs({ root: sandbox.root, cwd, maskPaths: sandbox.maskPaths, env: inner });
   // bwrap itself needs nothing from our environment; --clearenv gives the command `inner` only.
-  return { command, cwd, env: inner, sandbox: { bwrap: sandbox.bwrap, args } };
+  return { command, cwd, env: inner, sandbox: { bwrap: sandbox.bwrap, args, protectedBefore } };
 }

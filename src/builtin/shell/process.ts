@@ -9,12 +9,15 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable } from "node:stream";
+import { type ProtectedSnapshot, sweepProtected } from "../sandbox.ts";
 import { decodeInto, type OutputBuffer } from "./output.ts";
 
 /** Between SIGTERM and SIGKILL of a process group. */
 export const KILL_GRACE_MS = 1_000;
 /** After the shell exits, how long leftover `&` children may hold the output pipes open. */
 const DRAIN_MS = 250;
+/** After a sandbox is killed, before the second sweep of protected entries. */
+const SETTLE_MS = 250;
 
 const SHELL = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 
@@ -41,8 +44,11 @@ export interface ShellRun {
   command: string;
   cwd: string;
   env: Record<string, string>;
-  /** Run inside bubblewrap: its path and the arguments before the shell. */
-  sandbox?: { bwrap: string; args: string[] };
+  /**
+   * Run inside bubblewrap: its path, the arguments before the shell, and the protected top-level
+   * entries before the command (the ones it creates are removed when it ends).
+   */
+  sandbox?: { bwrap: string; args: string[]; protectedBefore?: ProtectedSnapshot };
   signal: AbortSignal;
   timeoutMs?: number;
   output: OutputBuffer;
@@ -59,6 +65,8 @@ export interface ShellOutcome {
   /** `pwd -P` after the command, when the wrapper got to report it. */
   finalCwd?: string;
   spawnError?: string;
+  /** Under the sandbox: one line per protected entry the command created and the sandbox removed. */
+  removedProtected?: string[];
 }
 
 /**
@@ -76,8 +84,25 @@ function wrapCommand(command: string): string {
   ].join("\n");
 }
 
-/** Runs one command to its end, killing its whole process group on timeout or abort. */
-export function runShell(run: ShellRun): Promise<ShellOutcome> {
+/**
+ * Runs one command to its end, killing its whole process group on timeout or abort. Under the
+ * sandbox, then removes the protected top-level entries the command created.
+ */
+export async function runShell(run: ShellRun): Promise<ShellOutcome> {
+  const outcome = await runProcess(run);
+  const snapshot = run.sandbox?.protectedBefore;
+  if (!snapshot) return outcome;
+  const removed = await sweepProtected(snapshot);
+  if (outcome.timedOut || outcome.aborted || outcome.signal) {
+    // The outer bwrap died first; what ran inside is killed just after it. Sweep once more.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    removed.push(...(await sweepProtected(snapshot)));
+  }
+  if (removed.length > 0) outcome.removedProtected = removed;
+  return outcome;
+}
+
+function runProcess(run: ShellRun): Promise<ShellOutcome> {
   const outcome: ShellOutcome = { exitCode: null, signal: null, timedOut: false, aborted: false };
   if (run.signal.aborted) return Promise.resolve({ ...outcome, aborted: true });
   const script = wrapCommand(run.command);
