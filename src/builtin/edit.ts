@@ -1,8 +1,21 @@
+/**
+ * Edit: replaces exact text in a file of the workspace.
+ *
+ * - The target's final component must not be a symbolic link (even one leading inside): Edit
+ *   never writes through a link, and says to edit the link's target path directly.
+ * - `env.recheck("edit", file_path, target)` is asked with the canonical workspace-relative target
+ *   before the file is read (no "not found"/"occurs N times" answers about a file the rules
+ *   refuse) or changed; the write goes through the verified parent directory, so the file
+ *   replaced is exactly the one rechecked.
+ * - Only text files are edited: content that is not valid UTF-8 (a binary file) is refused, as
+ *   its `recordSnapshot` (a string, for undo) and the edit itself could not keep its bytes.
+ * - The file must have been read in this run and be unchanged since; the write is atomic.
+ */
 import { createPatch } from "diff";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
-import { assertFresh, loadCurrent, recordRead, sha256 } from "./read-records.ts";
-import { echo, writeFileInside } from "./workspace.ts";
+import { assertFresh, loadCurrent, recordRead, sha256, textOf } from "./read-records.ts";
+import { echo, recheckOpened, resolveWriteTarget, writeFileInside } from "./workspace.ts";
 
 /** The diff in Edit's result is a courtesy: short, and skipped when slow to compute. */
 const MAX_DIFF_CHARS = 4000;
@@ -19,7 +32,7 @@ export function editTool(env: BuiltinEnvironment) {
   return defineBuiltin<EditInput>({
     name: "Edit",
     description:
-      "Replaces exact text in a file of the workspace. The file must have been read with Read in this run and not changed since. old_string must match the file exactly (whitespace and indentation included) and be unique, unless replace_all is true. The write is atomic.",
+      "Replaces exact text in a text file of the workspace (not through a symbolic link: give the link's target path). The file must have been read with Read in this run and not changed since. old_string must match the file exactly (whitespace and indentation included) and be unique, unless replace_all is true. The write is atomic.",
     schema: {
       type: "object",
       properties: {
@@ -54,16 +67,13 @@ export function editTool(env: BuiltinEnvironment) {
         throw new BuiltinToolError(
           "old_string and new_string are identical: there is nothing to change.",
         );
-      const resolved = await env.workspace.resolve(input.file_path);
+      const resolved = await resolveWriteTarget(env.workspace, input.file_path);
+      recheckOpened(env, "edit", input.file_path, resolved);
       const current = await loadCurrent(resolved, input.file_path);
       if (current === null)
         throw new BuiltinToolError(`${shown} does not exist. Use Write to create it.`);
+      const text = textOf(current.content, input.file_path);
       await assertFresh(ctx, resolved, current, input.file_path);
-      const text = current.content.toString("utf8");
-      if (!Buffer.from(text, "utf8").equals(current.content))
-        throw new BuiltinToolError(
-          `${shown} is not valid UTF-8 text; Edit changes text files only.`,
-        );
       const { from, to, count } = matchOf(text, input.old_string, input.new_string);
       if (count === 0)
         throw new BuiltinToolError(

@@ -4,7 +4,7 @@ import ignore, { type Ignore } from "ignore";
 import { type GlobOptions, glob, isDynamicPattern } from "tinyglobby";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath, Workspace } from "./environment.ts";
-import { echo, fsError, isInside } from "./workspace.ts";
+import { echo, fsError, hiddenNote, isInside, isPathError } from "./workspace.ts";
 
 export const GLOB_MAX_RESULTS = 100;
 /** A crawl of a huge tree is stopped rather than left running. */
@@ -45,19 +45,25 @@ export function globTool(env: BuiltinEnvironment) {
       const found = await crawl(base.dir, base.rest, signal);
       const ignored = await gitignoreMatcher(root, base.dir, signal);
       const prefix = base.dir.relative === "" ? "" : `${base.dir.relative}/`;
-      const candidates = found
-        .map((match) => prefix + match)
-        .filter((relative) => !ignored(relative) && !env.readDenied(relative));
+      const matches = found.map((match) => prefix + match).filter((relative) => !ignored(relative));
+      // Files a Read deny or ask rule covers are left out, and only counted.
+      const candidates = matches.filter((relative) => !env.hiddenFromSearch(relative));
+      const hidden = matches.length - candidates.length;
       const dated = await modificationTimes(root, candidates, signal);
       dated.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.path < b.path ? -1 : 1));
       const shown = await confirmInside(env.workspace, dated, GLOB_MAX_RESULTS);
+      const notes: string[] = [];
+      if (dated.length > GLOB_MAX_RESULTS && shown.length > 0)
+        notes.push(
+          `Showing the ${GLOB_MAX_RESULTS} most recently modified of ${dated.length} matches. Use a more specific pattern or path to narrow down.`,
+        );
+      if (hidden > 0) notes.push(hiddenNote(hidden, ["file", "files"]));
       if (signal.aborted && !ctx.signal.aborted)
         shown.push(
           `[The search took over ${GLOB_TIMEOUT_MS / 1000} s and was stopped: results may be incomplete.]`,
         );
-      if (shown.length === 0) return "No files found";
-      if (dated.length <= GLOB_MAX_RESULTS) return shown.join("\n");
-      return `${shown.join("\n")}\n\n[Showing the ${GLOB_MAX_RESULTS} most recently modified of ${dated.length} matches. Use a more specific pattern or path to narrow down.]`;
+      const body = shown.length === 0 ? "No files found" : shown.join("\n");
+      return notes.length === 0 ? body : `${body}\n\n[${notes.join(" ")}]`;
     },
   });
 }
@@ -88,7 +94,7 @@ async function searchBase(
     const from = await workspace.resolve(start);
     dir = leading === "" ? from : await workspace.resolve(path.resolve(from.absolute, leading));
   } catch (error) {
-    if (error instanceof BuiltinToolError && /outside the workspace/.test(error.message))
+    if (isPathError(error, "outside"))
       throw new BuiltinToolError(
         `${echo(leading === "" ? start : pattern)} is outside the workspace. Glob searches inside the workspace only: use a pattern relative to it (or to path).`,
       );

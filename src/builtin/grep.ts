@@ -4,7 +4,7 @@ import { stat } from "node:fs/promises";
 import { rgPath } from "@vscode/ripgrep";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath } from "./environment.ts";
-import { codeOf, echo, fsError } from "./workspace.ts";
+import { codeOf, echo, fsError, hiddenNote } from "./workspace.ts";
 
 export const GREP_TIMEOUT_MS = 20_000;
 export const GREP_DEFAULT_HEAD_LIMIT = 250;
@@ -95,18 +95,27 @@ export function grepTool(env: BuiltinEnvironment, options: { timeoutMs?: number 
       await assertSearchable(resolved, input.path ?? ".");
       const mode = input.output_mode ?? "files_with_matches";
       const limit = input.head_limit ?? GREP_DEFAULT_HEAD_LIMIT;
+      // Files a Read deny or ask rule covers never reach the model; only their number does.
+      const hidden = new Set<string>();
       const run = await runRipgrep(env.workspace.root, rgArgs(input, mode, resolved.relative), {
         limit,
         timeoutMs,
         signal: ctx.signal,
         // With --null, "-l" ends each path with NUL; other modes print "path\0rest\n".
         separator: mode === "files_with_matches" ? "\0" : "\n",
-        // Denied files never reach the model.
-        keep: (line) => line === "--" || !env.readDenied(stripDot(line.split("\0", 1)[0]!)),
+        keep: (line) => {
+          if (line === "--") return true;
+          const file = stripDot(line.split("\0", 1)[0]!);
+          if (!env.hiddenFromSearch(file)) return true;
+          hidden.add(file);
+          return false;
+        },
       });
       if (ctx.signal.aborted) throw new BuiltinToolError("Grep was cancelled.");
+      // rg names the files it could not read: hidden ones are left out there too.
+      const stderr = withoutHidden(run.stderr, (file) => env.hiddenFromSearch(file));
       if (run.exitCode === 2 && run.lines.length === 0 && !run.stopped)
-        throw new BuiltinToolError(describeRgError(run.stderr));
+        throw new BuiltinToolError(describeRgError(stderr));
       const lines = run.lines.map((line) => formatLine(line, mode));
       const notes: string[] = [];
       if (run.timedOut)
@@ -114,16 +123,20 @@ export function grepTool(env: BuiltinEnvironment, options: { timeoutMs?: number 
           `The search took over ${timeoutMs / 1000} s and was stopped: the output may be partial. Narrow it with path, glob or type.`,
         );
       else if (run.exitCode === 2)
-        notes.push(`Some files could not be searched: ${stderrText(run.stderr)}`);
+        notes.push(`Some files could not be searched: ${stderrText(stderr) || "(not shown)"}`);
       else if (run.stopped)
         notes.push(
           run.hitCharCap
             ? `Output reached ${GREP_MAX_OUTPUT_CHARS} characters and was cut: more results exist. Narrow the search.`
             : `Showing the first ${limit} results: more exist. Raise head_limit or narrow the search.`,
         );
-      if (lines.length === 0 && notes.length === 0)
-        return mode === "content" ? "No matches found" : "No files found";
-      const body = lines.join("\n");
+      if (hidden.size > 0) notes.push(hiddenNote(hidden.size, ["file", "files"]));
+      const body =
+        lines.length > 0
+          ? lines.join("\n")
+          : mode === "content"
+            ? "No matches found"
+            : "No files found";
       return notes.length === 0 ? body : `${body}\n\n[${notes.join(" ")}]`;
     },
   });
@@ -192,6 +205,27 @@ async function assertSearchable(resolved: ResolvedPath, input: string): Promise<
     throw new BuiltinToolError(
       `${echo(input)} is not a regular file or directory (a FIFO, socket or device).`,
     );
+}
+
+/** rg's stderr without the lines about a file `hidden` covers ("rg: ./.env: Permission denied"). */
+function withoutHidden(stderr: string, hidden: (file: string) => boolean): string {
+  return stderr
+    .split("\n")
+    .filter((line) => {
+      const text = line.replace(/^rg: /, "");
+      // The path ends at some ": " (paths may contain one themselves): try each.
+      for (let at = text.indexOf(": "); at !== -1; at = text.indexOf(": ", at + 1)) {
+        const file = stripDot(text.slice(0, at));
+        try {
+          if (file !== "" && hidden(file)) return false;
+        } catch {
+          // A string the rules cannot match: dropped rather than risk naming a hidden file.
+          return false;
+        }
+      }
+      return true;
+    })
+    .join("\n");
 }
 
 function stderrText(stderr: string): string {

@@ -3,7 +3,14 @@ import { readdir } from "node:fs/promises";
 import ignore from "ignore";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
-import { codeOf, echo, fsError, openDirectoryInside } from "./workspace.ts";
+import {
+  codeOf,
+  echo,
+  fsError,
+  hiddenNote,
+  isPathError,
+  openDirectoryInside,
+} from "./workspace.ts";
 
 export const LS_MAX_ENTRIES = 1000;
 
@@ -35,7 +42,7 @@ export function lsTool(env: BuiltinEnvironment) {
     },
     security: { network: "none", filesystem: "workspace", sideEffects: "none" },
     concurrencySafe: true,
-    permission: { kind: "read", paths: (input) => [input.path ?? "."] },
+    permission: { kind: "read", paths: (input) => [input.path] },
     handler: async (input) => {
       const shown = echo(input.path);
       const resolved = await env.workspace.resolve(input.path);
@@ -43,7 +50,7 @@ export function lsTool(env: BuiltinEnvironment) {
       try {
         dir = await openDirectoryInside(resolved, input.path);
       } catch (error) {
-        if (error instanceof BuiltinToolError && /not a directory/.test(error.message))
+        if (isPathError(error, "not-a-directory"))
           throw new BuiltinToolError(`${shown} is not a directory. Use Read to read a file.`);
         throw error;
       }
@@ -60,9 +67,13 @@ export function lsTool(env: BuiltinEnvironment) {
       }
       const skip = ignore().add(input.ignore ?? []);
       const prefix = resolved.relative === "" ? "" : `${resolved.relative}/`;
-      const lines = entries
-        .filter((entry) => !env.readDenied(prefix + entry.name))
-        .filter((entry) => !skip.ignores(entry.isDirectory() ? `${entry.name}/` : entry.name))
+      const wanted = entries.filter(
+        (entry) => !skip.ignores(entry.isDirectory() ? `${entry.name}/` : entry.name),
+      );
+      // Entries a Read deny or ask rule covers are left out, and only counted.
+      const visible = wanted.filter((entry) => !env.hiddenFromSearch(prefix + entry.name));
+      const hidden = wanted.length - visible.length;
+      const lines = visible
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
         .map((entry) =>
           entry.isDirectory()
@@ -72,9 +83,19 @@ export function lsTool(env: BuiltinEnvironment) {
               : entry.name,
         );
       const where = resolved.relative === "" ? "the workspace root" : resolved.relative;
-      if (lines.length === 0) return `${where} is empty.`;
-      if (lines.length <= LS_MAX_ENTRIES) return lines.join("\n");
-      return `${lines.slice(0, LS_MAX_ENTRIES).join("\n")}\n\n[${lines.length - LS_MAX_ENTRIES} more entries not shown (${LS_MAX_ENTRIES} of ${lines.length}). Use Glob with a pattern to narrow down.]`;
+      const notes: string[] = [];
+      if (lines.length > LS_MAX_ENTRIES)
+        notes.push(
+          `${lines.length - LS_MAX_ENTRIES} more entries not shown (${LS_MAX_ENTRIES} of ${lines.length}). Use Glob with a pattern to narrow down.`,
+        );
+      if (hidden > 0) notes.push(hiddenNote(hidden, ["entry", "entries"]));
+      const body =
+        lines.length === 0
+          ? hidden > 0
+            ? `${where} has no entries to show.`
+            : `${where} is empty.`
+          : lines.slice(0, LS_MAX_ENTRIES).join("\n");
+      return notes.length === 0 ? body : `${body}\n\n[${notes.join(" ")}]`;
     },
   });
 }

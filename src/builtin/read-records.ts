@@ -97,6 +97,20 @@ async function stateOf(
   }
 }
 
+/**
+ * The content of a file Write or Edit is about to change, as text: only valid UTF-8 is text.
+ * A binary or otherwise non-UTF-8 file is refused, because its snapshot (a string) and the new
+ * content (a string written as UTF-8) could not hold its bytes: undo would lose them.
+ */
+export function textOf(content: Buffer, input: string): string {
+  const text = content.toString("utf8");
+  if (!Buffer.from(text, "utf8").equals(content))
+    throw new BuiltinToolError(
+      `${echo(input)} is a binary file (not valid UTF-8 text): skein's Write and Edit handle text files only.`,
+    );
+  return text;
+}
+
 /** Write and Edit read the whole file they change (to compare, snapshot and edit it): bounded. */
 export const EDIT_MAX_BYTES = 10 * 1024 * 1024;
 

@@ -6,7 +6,7 @@ import type { ToolContext } from "../tools/types.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath } from "./environment.ts";
 import { recordRead, sha256 } from "./read-records.ts";
-import { echo, openInside } from "./workspace.ts";
+import { echo, openInside, recheckOpened } from "./workspace.ts";
 
 export const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_LINE_CHARS = 2000;
@@ -19,6 +19,11 @@ const SNIFF_BYTES = 8192;
 const CHUNK_BYTES = 1024 * 1024;
 /** Enough UTF-8 for READ_MAX_LINE_CHARS UTF-16 units (3 bytes each at most) and a CR. */
 const MAX_LINE_BYTES = READ_MAX_LINE_CHARS * 3 + 4;
+/**
+ * A line shown cut that runs on past this many bytes ends the Read there (of a file not read to
+ * its end): finding its end could mean scanning gigabytes (a sparse file's hole).
+ */
+const LONG_LINE_SCAN_BYTES = 16 * 1024 * 1024;
 
 export interface ReadInput {
   file_path: string;
@@ -67,7 +72,7 @@ export function readTool(env: BuiltinEnvironment) {
         input.file_path,
       );
       try {
-        return await readOpened(handle, resolved, input, ctx);
+        return await readOpened(env, handle, resolved, input, ctx);
       } finally {
         await handle.close();
       }
@@ -76,6 +81,7 @@ export function readTool(env: BuiltinEnvironment) {
 }
 
 async function readOpened(
+  env: BuiltinEnvironment,
   handle: FileHandle,
   resolved: ResolvedPath,
   input: ReadInput,
@@ -91,6 +97,9 @@ async function readOpened(
     throw new BuiltinToolError(
       `${shown} is not a regular file (a FIFO, socket or device). Read reads regular files only.`,
     );
+  // `openInside` checked the descriptor is `resolved`: that is the file actually opened. The gate
+  // checked the path as it resolved then; a symlink swapped in since could lead elsewhere.
+  recheckOpened(env, "read", input.file_path, resolved);
   if (stats.size === 0) {
     recordRead(ctx, resolved, { mtimeMs: stats.mtimeMs, size: 0, sha256: sha256("") });
     return `${shown} exists but is empty.`;
@@ -231,7 +240,13 @@ async function scanLines(
       }
       lineBytes += stop - from;
       // The last line wanted is already longer than shown: no need to find its end (a 1 GB line).
-      if (collecting && !toEnd && keptBytes >= MAX_LINE_BYTES && scan.lines.length + 1 >= limit) {
+      // Nor for any line shown that runs on and on: the read stops with it.
+      if (
+        collecting &&
+        !toEnd &&
+        keptBytes >= MAX_LINE_BYTES &&
+        (scan.lines.length + 1 >= limit || lineBytes > LONG_LINE_SCAN_BYTES)
+      ) {
         finishLine();
         scan.more = true;
         return scan;

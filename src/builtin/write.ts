@@ -1,7 +1,20 @@
+/**
+ * Write: creates or replaces a whole file of the workspace.
+ *
+ * - The target's final component must not be a symbolic link (even one leading inside): Write
+ *   never writes through a link, and says to write to the link's target path directly.
+ * - `env.recheck("edit", file_path, target)` is asked with the canonical workspace-relative target
+ *   before anything is read or changed: the gate checked the path as it resolved then, and a
+ *   symlink swapped in since (`l -> .git/hooks`) would lead elsewhere. The write then goes through
+ *   the verified parent directory, so the file replaced is exactly the one rechecked.
+ * - Only text files are replaced: a previous content that is not valid UTF-8 (a binary file) is
+ *   refused, since its `recordSnapshot` (a string, for undo) could not hold its bytes.
+ * - An existing file must have been read in this run and be unchanged since; the write is atomic.
+ */
 import { defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
-import { assertFresh, loadCurrent, recordRead, sha256 } from "./read-records.ts";
-import { writeFileInside } from "./workspace.ts";
+import { assertFresh, loadCurrent, recordRead, sha256, textOf } from "./read-records.ts";
+import { recheckOpened, resolveWriteTarget, writeFileInside } from "./workspace.ts";
 
 export interface WriteInput {
   file_path: string;
@@ -12,7 +25,7 @@ export function writeTool(env: BuiltinEnvironment) {
   return defineBuiltin<WriteInput>({
     name: "Write",
     description:
-      "Writes a file of the workspace, creating it and its parent directories, or replacing it whole. An existing file must have been read with Read in this run and not changed since. The write is atomic. Prefer Edit for changing part of a file.",
+      "Writes a text file of the workspace, creating it and its parent directories, or replacing it whole. An existing file must have been read with Read in this run and not changed since; binary files are not replaced. The path must not be a symbolic link: give the link's target path. The write is atomic. Prefer Edit for changing part of a file.",
     schema: {
       type: "object",
       properties: {
@@ -30,13 +43,12 @@ export function writeTool(env: BuiltinEnvironment) {
     concurrencySafe: false,
     permission: { kind: "edit", paths: (input) => [input.file_path] },
     handler: async (input, ctx) => {
-      const resolved = await env.workspace.resolve(input.file_path);
+      const resolved = await resolveWriteTarget(env.workspace, input.file_path);
+      recheckOpened(env, "edit", input.file_path, resolved);
       const previous = await loadCurrent(resolved, input.file_path);
+      const before = previous === null ? null : textOf(previous.content, input.file_path);
       if (previous !== null) await assertFresh(ctx, resolved, previous, input.file_path);
-      await ctx.recordSnapshot?.({
-        path: resolved.relative,
-        content: previous === null ? null : previous.content.toString("utf8"),
-      });
+      await ctx.recordSnapshot?.({ path: resolved.relative, content: before });
       const stats = await writeFileInside(
         resolved,
         input.content,

@@ -64,13 +64,20 @@ const noBackground: BackgroundTasks = {
   stop: () => false,
 };
 
-export function makeEnv(
-  root: string,
-  readDenied: (relative: string) => boolean = () => false,
-): BuiltinEnvironment {
+export type Recheck = BuiltinEnvironment["recheck"];
+
+export interface EnvOptions {
+  /** Paths a Read deny or ask rule covers (default: none). */
+  hiddenFromSearch?: (relative: string) => boolean;
+  /** The gate's second look at the opened path (default: always fine). */
+  recheck?: Recheck;
+}
+
+export function makeEnv(root: string, options: EnvOptions = {}): BuiltinEnvironment {
   return {
     workspace: createWorkspace(root),
-    readDenied,
+    hiddenFromSearch: options.hiddenFromSearch ?? (() => false),
+    recheck: options.recheck ?? (() => undefined),
     readDenyPatterns: [],
     background: noBackground,
     sandboxed: false,
@@ -128,6 +135,8 @@ export interface Fixture {
   evil: string;
   secrets: string[];
   env: BuiltinEnvironment;
+  /** `env.recheck`, configurable per test (`fx.recheck.mockImplementation(...)`); fine by default. */
+  recheck: ReturnType<typeof vi.fn<Recheck>>;
   tools: ReturnType<typeof toolsOf>;
   ctx: FakeContext;
   /** Writes a file inside the workspace (parents created). */
@@ -136,7 +145,7 @@ export interface Fixture {
   cleanup(): void;
 }
 
-export function makeFixture(readDenied?: (relative: string) => boolean): Fixture {
+export function makeFixture(hiddenFromSearch?: (relative: string) => boolean): Fixture {
   const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "skein-ws-")));
   const root = path.join(base, "work");
   const sibling = path.join(base, "work2");
@@ -147,7 +156,8 @@ export function makeFixture(readDenied?: (relative: string) => boolean): Fixture
   fs.writeFileSync(path.join(sibling, "x"), `${secrets[0]}\n`);
   fs.writeFileSync(path.join(evil, "id_rsa"), `${secrets[1]}\n`);
   fs.writeFileSync(path.join(base, "outside.txt"), `${secrets[2]}\n`);
-  const env = makeEnv(root, readDenied);
+  const recheck = vi.fn<Recheck>(() => undefined);
+  const env = makeEnv(root, { ...(hiddenFromSearch ? { hiddenFromSearch } : {}), recheck });
   return {
     base,
     root,
@@ -155,6 +165,7 @@ export function makeFixture(readDenied?: (relative: string) => boolean): Fixture
     evil,
     secrets,
     env,
+    recheck,
     tools: toolsOf(env),
     ctx: fakeContext(),
     write(relative, content) {

@@ -123,6 +123,26 @@ describe("Read: huge files with bounded memory (C4)", () => {
   });
 });
 
+describe("Read: a giant line in a big file", () => {
+  it("fewer lines than a Read shows, then a 5 GB hole: the read stops at the cut line, quickly", async () => {
+    const file = fx.write("hole.log", `${lines(1000)}\n`);
+    fs.truncateSync(file, 5 * 1024 ** 3);
+    const started = Date.now();
+    const result = await read({ file_path: "hole.log" });
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(result.text).toMatch(/^ {5}1\tline 1\n/);
+    expect(result.text).toContain("  1001\t");
+    expect(result.text).toContain("[line truncated: longer than 2000 characters]");
+    expect(result.text).toMatch(/this is lines 1-1001 only/);
+  });
+
+  it("a file of many long (minified) lines is still read past them", async () => {
+    fx.write("min.js", `${"m".repeat(5000)}\n`.repeat(100));
+    const result = await read({ file_path: "min.js" });
+    expect(result.text).toContain("   100\t");
+  });
+});
+
 describe("Read: what it refuses (C4)", () => {
   it("a directory, pointing to LS", async () => {
     fs.mkdirSync(path.join(fx.root, "dir"));
@@ -254,6 +274,54 @@ describe("Read: confinement (C1-C3)", () => {
     const ctx = fakeContext();
     await read({ file_path: "alias.txt" }, ctx);
     expect([...ctx.data.keys()]).toEqual([readKey("real.txt")]);
+  });
+});
+
+describe("Read: the opened path is rechecked (a symlink swapped in after the gate)", () => {
+  beforeEach(() => {
+    fx.write("src/notes.txt", "harmless\n");
+    fx.write(".git/hooks/pre-commit", "#!/bin/sh\nSECRET-HOOK\n");
+    // The gate saw `l/pre-commit` while `l` pointed at src; a background job swapped it since.
+    fs.symlinkSync(".git/hooks", path.join(fx.root, "l"));
+    fx.recheck.mockImplementation((_kind, given, opened) =>
+      opened === ".git/hooks/pre-commit" ? `Permission denied: ${given} was swapped.` : undefined,
+    );
+  });
+
+  it("returns the recheck's refusal, no content and no read record", async () => {
+    const result = await read({ file_path: "l/pre-commit" });
+    expect(result.isError).toBe(true);
+    expect(result.text).toBe("Permission denied: l/pre-commit was swapped.");
+    expect(result.text).not.toContain("SECRET-HOOK");
+    expect(fx.ctx.data.size).toBe(0);
+    // With offset/limit too.
+    const part = await read({ file_path: "l/pre-commit", offset: 2, limit: 1 });
+    expect(part.text).toBe("Permission denied: l/pre-commit was swapped.");
+  });
+
+  it("passes the kind, the path as given and the canonical path of the file opened", async () => {
+    await read({ file_path: "l/pre-commit" });
+    expect(fx.recheck).toHaveBeenLastCalledWith("read", "l/pre-commit", ".git/hooks/pre-commit");
+    const ok = await read({ file_path: path.join(fx.root, "src/../src/notes.txt") });
+    expect(ok.text).toBe("     1\tharmless");
+    expect(fx.recheck).toHaveBeenLastCalledWith(
+      "read",
+      path.join(fx.root, "src/../src/notes.txt"),
+      "src/notes.txt",
+    );
+  });
+
+  it("rechecks images and empty files too; not directories, refused before", async () => {
+    fx.write("l/empty", "");
+    fx.write(".git/hooks/pic.gif", Buffer.from("GIF89a\x01\x00\x01\x00\x00\x00\x00", "latin1"));
+    fx.recheck.mockImplementation((_kind, given, opened) =>
+      opened.startsWith(".git/") ? `Refused: ${given}.` : undefined,
+    );
+    expect((await read({ file_path: "l/empty" })).text).toBe("Refused: l/empty.");
+    expect((await read({ file_path: "l/pic.gif" })).text).toBe("Refused: l/pic.gif.");
+    fx.recheck.mockClear();
+    expect((await read({ file_path: "l" })).text).toMatch(/is a directory/);
+    expect(fx.recheck).not.toHaveBeenCalled();
   });
 });
 

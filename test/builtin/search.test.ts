@@ -48,7 +48,7 @@ describe("LS", () => {
     expect((await invoke(fx.tools.LS, { path: path.join(fx.root, "a") })).text).toBe("inner.txt");
   });
 
-  it("leaves out ignore patterns and readDenied entries", async () => {
+  it("leaves out ignore patterns, and entries permission rules hide (counted, never named)", async () => {
     fx.write("keep.ts", "");
     fx.write("drop.log", "");
     fx.write(".env", "KEY=1");
@@ -58,7 +58,16 @@ describe("LS", () => {
     );
     fx.write("secret/a", "");
     const result = await invoke(tools.LS, { path: ".", ignore: ["*.log", "node_modules"] });
-    expect(result.text).toBe("keep.ts");
+    expect(result.text).toBe(
+      "keep.ts\n\n[2 entries hidden by permission rules; read them with Read, which asks or refuses.]",
+    );
+    expect((await invoke(tools.LS, { path: "secret" })).text).toBe(
+      "secret has no entries to show.\n\n[1 entry hidden by permission rules; read it with Read, which asks or refuses.]",
+    );
+    // Only entries the ignore patterns leave are counted.
+    expect((await invoke(tools.LS, { path: ".", ignore: [".env", "secret"] })).text).toBe(
+      "drop.log\nkeep.ts\nnode_modules/",
+    );
   });
 
   it("caps at 1000 entries and says how many were left out", async () => {
@@ -94,9 +103,14 @@ describe("LS", () => {
   });
 });
 
-function makeFixtureEnv(readDenied: (relative: string) => boolean) {
-  return { ...fx.env, readDenied };
+function makeFixtureEnv(hiddenFromSearch: (relative: string) => boolean) {
+  return { ...fx.env, hiddenFromSearch };
 }
+
+const hiddenNote = (count: number) =>
+  count === 1
+    ? "[1 file hidden by permission rules; read it with Read, which asks or refuses.]"
+    : `[${count} files hidden by permission rules; read them with Read, which asks or refuses.]`;
 
 describe("Glob", () => {
   it("lists matches newest first, relative to the workspace root", async () => {
@@ -139,13 +153,16 @@ describe("Glob", () => {
     );
   });
 
-  it("drops readDenied files", async () => {
+  it("drops files permission rules hide, and says how many without naming them", async () => {
     fx.write(".env", "KEY=1");
     fx.write("config/.env", "KEY=2");
     fx.write("app.ts", "");
     const tools = toolsOf(makeFixtureEnv((relative) => path.posix.basename(relative) === ".env"));
-    expect((await invoke(tools.Glob, { pattern: "**/.env" })).text).toBe("No files found");
-    expect((await invoke(tools.Glob, { pattern: "**/*" })).text).toBe("app.ts");
+    expect((await invoke(tools.Glob, { pattern: "**/.env" })).text).toBe(
+      `No files found\n\n${hiddenNote(2)}`,
+    );
+    expect((await invoke(tools.Glob, { pattern: "**/*" })).text).toBe(`app.ts\n\n${hiddenNote(2)}`);
+    expect((await invoke(tools.Glob, { pattern: "*.ts" })).text).toBe("app.ts");
   });
 
   it("refuses patterns that leave the workspace (C5)", async () => {
@@ -170,6 +187,9 @@ describe("Glob", () => {
       expectNoSecret(fx, result.text);
       expect(result.text).not.toContain("id_rsa");
     }
+    expect((await invoke(fx.tools.Glob, { pattern: "/etc/*" })).text).toBe(
+      "/etc/* is outside the workspace. Glob searches inside the workspace only: use a pattern relative to it (or to path).",
+    );
     expect(fx.outsideState()).toEqual(before);
   });
 
@@ -318,15 +338,19 @@ describe("Grep", () => {
     expect(result.text).toBe("Grep was cancelled.");
   });
 
-  it("drops readDenied files and skips .git", async () => {
-    fx.write(".env", "API_KEY=alpha\n");
+  it("drops files permission rules hide (counted, never named) and skips .git", async () => {
+    fx.write(".env", "API_KEY=alpha\nOTHER_KEY=alpha\n");
     fx.write(".git/config", "alpha\n");
     fx.write(".github/workflow.yml", "alpha\n");
     const tools = toolsOf(makeFixtureEnv((relative) => relative === ".env"));
     const files = await invoke(tools.Grep, { pattern: "alpha" });
-    expect(files.text).toBe(".github/workflow.yml\ndocs/readme.md\nsrc/a.ts");
+    expect(files.text).toBe(`.github/workflow.yml\ndocs/readme.md\nsrc/a.ts\n\n${hiddenNote(1)}`);
+    // Two matching lines, one file.
     const content = await invoke(tools.Grep, { pattern: "KEY", output_mode: "content" });
-    expect(content.text).toBe("No matches found");
+    expect(content.text).toBe(`No matches found\n\n${hiddenNote(1)}`);
+    const count = await invoke(tools.Grep, { pattern: "KEY", output_mode: "count" });
+    expect(count.text).toBe(`No files found\n\n${hiddenNote(1)}`);
+    expect((await invoke(tools.Grep, { pattern: "alpha", path: "src" })).text).toBe("src/a.ts");
   });
 
   it("stays inside the workspace (C5)", async () => {

@@ -2,7 +2,15 @@ import * as fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { BuiltinToolError } from "../../src/builtin/define.ts";
-import { createWorkspace, openInside, writeFileInside } from "../../src/builtin/workspace.ts";
+import {
+  createWorkspace,
+  isPathError,
+  openInside,
+  type PathErrorCode,
+  resolveWriteTarget,
+  WorkspacePathError,
+  writeFileInside,
+} from "../../src/builtin/workspace.ts";
 import { type Fixture, makeFixture } from "./harness.ts";
 
 let fx: Fixture;
@@ -134,6 +142,13 @@ describe("resolve: C3 symlinks", () => {
     expect((await fx.env.workspace.resolve("chain1")).relative).toBe("target.txt");
   });
 
+  it("resolves a 20,000-character path in linear time", async () => {
+    const started = Date.now();
+    const resolved = await fx.env.workspace.resolve("a/".repeat(10_000));
+    expect(resolved.relative).toBe(Array(10_000).fill("a").join("/"));
+    expect(Date.now() - started).toBeLessThan(500);
+  });
+
   it("refuses a path through a regular file", async () => {
     fx.write("file.txt", "x");
     expect(await refusal("file.txt/child")).toMatch(/not a directory/);
@@ -182,5 +197,95 @@ describe("openInside and writeFileInside: a symlink swapped in after resolve", (
     await writeFileInside(resolved, "mine", "b.txt");
     expect(fs.readFileSync(outsideFile, "utf8")).toBe(before);
     expect(fs.lstatSync(path.join(fx.root, "b.txt")).isFile()).toBe(true);
+  });
+});
+
+describe("WorkspacePathError: callers test a code, not the message", () => {
+  async function codeOf(attempt: Promise<unknown>): Promise<PathErrorCode | "resolved"> {
+    try {
+      await attempt;
+      return "resolved";
+    } catch (error) {
+      expect(error).toBeInstanceOf(WorkspacePathError);
+      expect(error).toBeInstanceOf(BuiltinToolError);
+      return (error as WorkspacePathError).code;
+    }
+  }
+
+  it("gives each refusal its code", async () => {
+    const ws = fx.env.workspace;
+    fx.write("file.txt", "x");
+    fs.symlinkSync(fx.evil, path.join(fx.root, "evil"));
+    fs.symlinkSync("loop-b", path.join(fx.root, "loop-a"));
+    fs.symlinkSync("loop-a", path.join(fx.root, "loop-b"));
+    expect(await codeOf(ws.resolve("../x"))).toBe("outside");
+    expect(await codeOf(ws.resolve("evil/id_rsa"))).toBe("outside");
+    expect(await codeOf(ws.resolve("a\0b"))).toBe("invalid");
+    expect(await codeOf(ws.resolve("loop-a"))).toBe("loop");
+    expect(await codeOf(ws.resolve("file.txt/child"))).toBe("not-a-directory");
+    const file = await ws.resolve("file.txt");
+    const flags = fs.constants.O_RDONLY | fs.constants.O_DIRECTORY;
+    expect(await codeOf(openInside(file, flags, "file.txt"))).toBe("not-a-directory");
+    expect(await codeOf(openInside(await ws.resolve("gone"), flags, "gone"))).toBe("missing");
+    fs.rmSync(path.join(fx.root, "file.txt"));
+    fs.symlinkSync("other", path.join(fx.root, "file.txt"));
+    expect(await codeOf(openInside(file, fs.constants.O_RDONLY, "file.txt"))).toBe("changed");
+    expect(isPathError(new BuiltinToolError("x is outside the workspace"), "outside")).toBe(false);
+  });
+});
+
+describe("resolveWriteTarget: never a symlink at the final component", () => {
+  const target = (input: string) => resolveWriteTarget(fx.env.workspace, input);
+
+  it("refuses a link leading inside, live or dangling, naming the model's path only", async () => {
+    fx.write("dir/real.txt", "r");
+    fs.symlinkSync("real.txt", path.join(fx.root, "dir/alias.txt"));
+    fs.symlinkSync("nowhere/new.txt", path.join(fx.root, "dangling"));
+    for (const input of ["dir/alias.txt", "dangling", "dir/alias.txt/", "./dir/../dir/alias.txt"]) {
+      const error = await target(input).then(
+        () => undefined,
+        (caught: unknown) => caught,
+      );
+      expect(isPathError(error, "symlink"), input).toBe(true);
+      expect((error as Error).message).toBe(
+        `${input} is a symbolic link. Write and Edit never write through a link: write to its target path directly.`,
+      );
+    }
+  });
+
+  it("keeps the outside refusal for a link leading out", async () => {
+    fs.symlinkSync(path.join(fx.evil, "id_rsa"), path.join(fx.root, "key"));
+    await expect(target("key")).rejects.toThrow(/outside the workspace/);
+  });
+
+  it("resolves a plain or missing file under symlinked parents to its canonical path", async () => {
+    fx.write("dir/real.txt", "r");
+    fs.symlinkSync("dir", path.join(fx.root, "dir-link"));
+    expect(await target("dir-link/real.txt")).toEqual({
+      absolute: path.join(fx.root, "dir/real.txt"),
+      relative: "dir/real.txt",
+    });
+    expect(await target("dir-link/new/deeper.txt")).toEqual({
+      absolute: path.join(fx.root, "dir/new/deeper.txt"),
+      relative: "dir/new/deeper.txt",
+    });
+    expect((await target("top.txt")).relative).toBe("top.txt");
+    expect((await target(".")).relative).toBe("");
+  });
+});
+
+describe("writeFileInside: missing parents created through verified descriptors", () => {
+  it("creates nothing outside when a missing parent's ancestor is swapped for a link", async () => {
+    const resolved = await fx.env.workspace.resolve("a/b/c.txt");
+    fs.symlinkSync(fx.evil, path.join(fx.root, "a"));
+    const before = fx.outsideState();
+    const error = await writeFileInside(resolved, "pwned", "a/b/c.txt").then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    // The link is met with O_NOFOLLOW | O_DIRECTORY: the kernel says ENOTDIR.
+    expect(error).toBeInstanceOf(WorkspacePathError);
+    expect(fx.outsideState()).toEqual(before);
+    expect(fs.existsSync(path.join(fx.evil, "b"))).toBe(false);
   });
 });
