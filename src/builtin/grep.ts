@@ -302,19 +302,39 @@ function runRipgrep(
       chars += line.length + 1;
       if (line !== "--") entries += 1;
     };
+    // A throw in a stream callback would be uncaught (and end the process): it fails the call instead.
+    let failed = false;
+    const guard =
+      <T extends unknown[]>(handle: (...args: T) => void) =>
+      (...args: T) => {
+        if (failed) return;
+        try {
+          handle(...args);
+        } catch (error) {
+          failed = true;
+          clearTimeout(timer);
+          options.signal.removeEventListener("abort", onAbort);
+          stop();
+          reject(error);
+        }
+      };
     child.stdout.setEncoding("utf8");
-    child.stdout.on("data", (data: string) => {
-      pending += data;
-      let start = 0;
-      for (let end = pending.indexOf(options.separator); end !== -1; ) {
-        take(pending.slice(start, end));
-        start = end + 1;
-        end = pending.indexOf(options.separator, start);
-      }
-      pending = pending.slice(start);
-      // --max-columns bounds content lines; a runaway one (a huge path?) is not kept whole.
-      if (pending.length > GREP_MAX_OUTPUT_CHARS) pending = pending.slice(0, GREP_MAX_OUTPUT_CHARS);
-    });
+    child.stdout.on(
+      "data",
+      guard((data: string) => {
+        pending += data;
+        let start = 0;
+        for (let end = pending.indexOf(options.separator); end !== -1; ) {
+          take(pending.slice(start, end));
+          start = end + 1;
+          end = pending.indexOf(options.separator, start);
+        }
+        pending = pending.slice(start);
+        // --max-columns bounds content lines; a runaway one (a huge path?) is not kept whole.
+        if (pending.length > GREP_MAX_OUTPUT_CHARS)
+          pending = pending.slice(0, GREP_MAX_OUTPUT_CHARS);
+      }),
+    );
     child.stderr.setEncoding("utf8");
     child.stderr.on("data", (data: string) => {
       if (run.stderr.length < MAX_STDERR_CHARS) run.stderr += data.slice(0, MAX_STDERR_CHARS);
@@ -325,14 +345,17 @@ function runRipgrep(
       // The error's message names the binary's host path: give the code only.
       reject(new BuiltinToolError(`Grep could not start ripgrep (${codeOf(error) ?? "error"}).`));
     });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      options.signal.removeEventListener("abort", onAbort);
-      if (pending !== "") take(pending);
-      // A trailing context separator says nothing.
-      if (run.lines.at(-1) === "--") run.lines.pop();
-      run.exitCode = code;
-      resolve(run);
-    });
+    child.on(
+      "close",
+      guard((code: number | null) => {
+        clearTimeout(timer);
+        options.signal.removeEventListener("abort", onAbort);
+        if (pending !== "") take(pending);
+        // A trailing context separator says nothing.
+        if (run.lines.at(-1) === "--") run.lines.pop();
+        run.exitCode = code;
+        resolve(run);
+      }),
+    );
   });
 }

@@ -11,6 +11,7 @@ import {
   type Fixture,
   fakeContext,
   invoke,
+  makeEnv,
   makeFixture,
   toolsOf,
 } from "./harness.ts";
@@ -237,6 +238,17 @@ describe("Grep", () => {
     fx.write("src/a.ts", "const alpha = 1;\nconst beta = 2;\nexport { alpha };\n");
     fx.write("src/b.ts", "// Alpha in a comment\n");
     fx.write("docs/readme.md", "alpha and omega\n");
+  });
+
+  it("a failure while reading ripgrep's output is an error result, not an uncaught exception", async () => {
+    const env = makeEnv(fx.root, {
+      hiddenFromSearch: () => {
+        throw new Error("rules exploded");
+      },
+    });
+    const result = await invoke(grepTool(env), { pattern: "alpha" });
+    expect(result.isError).toBe(true);
+    expect(result.text).toContain("rules exploded");
   });
 
   it("lists files with matches by default, sorted, relative to the root", async () => {
