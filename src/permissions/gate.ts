@@ -36,6 +36,8 @@ export interface PermissionGate extends PermissionLayer {
 
 type Family = "read" | "edit" | "bash" | "none" | "custom";
 
+const ALLOW: PermissionDecision = Object.freeze({ behavior: "allow" });
+
 /** Rule names that also govern other built-ins (Claude Code's rule families). */
 const FAMILY_RULE: Record<string, Family> = { Read: "read", Edit: "edit" };
 
@@ -177,6 +179,15 @@ export function createPermissionGate(options: {
 
   const then = <T>(value: CallView | Promise<CallView>, next: (call: CallView) => T) =>
     value instanceof Promise ? value.then(next) : next(value);
+  // Custom tools no rule names are allowed without a look at their input: the common case, free.
+  const unruled = new Set(
+    [...tools.values()]
+      .filter(
+        (tool) =>
+          !builtinInfo(tool) && ![...deny, ...ask, ...allow].some((rule) => rule.appliesTo(tool)),
+      )
+      .map((tool) => tool.name),
+  );
 
   return {
     readDenyPatterns: readDeny.map((rule) => rule.pathPattern!),
@@ -186,7 +197,10 @@ export function createPermissionGate(options: {
       return tool !== undefined && bare.some((rule) => rule.appliesTo(tool));
     },
     denial: (tool, input) => then(view(tool, input), (call) => denialOf(tool, call)),
-    decide: (tool, input) => then(view(tool, input), (call) => judge(tool, call)),
+    decide: (tool, input) =>
+      unruled.has(tool.name) && tools.get(tool.name) === tool
+        ? ALLOW
+        : then(view(tool, input), (call) => judge(tool, call)),
     recheck(kind, given, opened) {
       // The gate approved `given` as it resolved then; the opened path must not be one the rules
       // would have treated differently (a symlink swapped in since the check).

@@ -109,15 +109,25 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
   await settle(record, runtime, settled, env);
 }
 
-/** `ToolContext.runData` over the run's map; values are copied as JSON so the paused state holds what was stored. */
+const runDataViews = new WeakMap<Map<string, unknown>, RunData>();
+
+/**
+ * `ToolContext.runData` over the run's map, one view per run; values are copied as JSON so the
+ * paused state holds what was stored.
+ */
 function runDataOf(store: Map<string, unknown>): RunData {
-  return {
-    get: (key) => store.get(key),
-    set: (key, value) => {
-      if (value === undefined) store.delete(key);
-      else store.set(key, toJsonValue(value));
-    },
-  };
+  let view = runDataViews.get(store);
+  if (!view) {
+    view = {
+      get: (key) => store.get(key),
+      set: (key, value) => {
+        if (value === undefined) store.delete(key);
+        else store.set(key, toJsonValue(value));
+      },
+    };
+    runDataViews.set(store, view);
+  }
+  return view;
 }
 
 /** Calls onToolCalled and the handler; drains an async generator into progress updates. */
