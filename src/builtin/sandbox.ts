@@ -37,7 +37,7 @@ import { homedir, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { isProtectedPath, PROTECTED_NAMES } from "../permissions/protected.ts";
 import type { SandboxPolicy } from "../tools/types.ts";
-import { isInsideOrEqual } from "./shell-env.ts";
+import { isWithin } from "./workspace.ts";
 
 /** Whether Bash can run under bubblewrap here, and if not, why. */
 export interface SandboxProbe {
@@ -167,14 +167,14 @@ export function bwrapArgs(options: BwrapOptions): string[] {
   const hidden = [...new Set(candidates)].filter(
     // Hiding a path that holds part of the workspace would hide the workspace.
     (path): path is string =>
-      path !== undefined && path !== "/" && !isInsideOrEqual(root, path) && isDirectory(path),
+      path !== undefined && path !== "/" && !isWithin(root, path) && isDirectory(path),
   );
   for (const path of hidden) args.push("--tmpfs", path);
   args.push("--bind", root, root);
   for (const entry of PROTECTED_ENTRIES) {
     // Through a symlink, protect what it points at; outside the workspace nothing is writable.
     const path = canonicalExisting(join(root, entry));
-    if (path && isInsideOrEqual(root, path) && path !== root) args.push("--ro-bind", path, path);
+    if (path && isWithin(root, path) && path !== root) args.push("--ro-bind", path, path);
   }
   for (const path of options.maskPaths) {
     if (isDirectory(path)) args.push("--tmpfs", path, "--remount-ro", path);

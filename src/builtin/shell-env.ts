@@ -1,4 +1,5 @@
-import { isAbsolute, relative } from "node:path";
+import { isAbsolute } from "node:path";
+import { isWithin } from "./workspace.ts";
 
 /**
  * Variable names Bash never passes on (case-insensitive), preset or not (DESIGN, RELIABILITY C12).
@@ -91,13 +92,7 @@ export function sandboxEnvironment(
 function safePath(path: string, workspaceRoot: string): string {
   const kept = path.split(":").filter((entry) => {
     if (!isAbsolute(entry)) return false;
-    return !isInsideOrEqual(workspaceRoot, entry);
+    return !isWithin(workspaceRoot, entry);
   });
   return kept.length > 0 ? kept.join(":") : DEFAULT_PATH;
-}
-
-/** True when `path` is `root` or below it (both absolute; compared lexically, no symlinks). */
-export function isInsideOrEqual(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  return rel === "" || (rel !== ".." && !rel.startsWith("../") && !isAbsolute(rel));
 }

@@ -80,9 +80,14 @@ export function outsideError(input: string, how = ""): WorkspacePathError {
   );
 }
 
-/** True when `relative` (from `path.relative`) stays inside its base. */
+/** True when `relative` (from `path.relative`) stays inside its base (or is the base itself). */
 export function isInside(relative: string): boolean {
   return relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
+}
+
+/** True when `target` is `root` or below it; both absolute, compared lexically (no symlinks). */
+export function isWithin(root: string, target: string): boolean {
+  return isInside(path.relative(root, target));
 }
 
 function toResolved(root: string, absolute: string): ResolvedPath {

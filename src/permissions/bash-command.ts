@@ -7,6 +7,8 @@
  * over-inclusively, so syntax we did not understand never turns a deny into an ask (C7-C11).
  */
 
+import { escapeRegExp } from "./rules.ts";
+
 /** One simple command: its words after quote removal. */
 export interface SimpleCommand {
   /** NAME=value words before the program, as written (quotes removed). */
@@ -336,10 +338,6 @@ function globSource(pattern: string): { source: string; wildcards: number } {
     }
   }
   return { source, wildcards };
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
 }
 
 // ---------------------------------------------------------------------------------------------

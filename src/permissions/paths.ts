@@ -1,5 +1,6 @@
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
+import { isInside, isWithin } from "../builtin/workspace.ts";
 import { ConfigurationError } from "../errors.ts";
 
 /**
@@ -41,11 +42,8 @@ export function pathForms(relative: string): string[] {
  * it leads outside the root. The tools themselves refuse such paths; rules never widen the workspace.
  */
 export function lexicalRelative(root: string, given: string): string | undefined {
-  const absolute = path.resolve(root, given);
-  const relative = path.relative(root, absolute);
-  if (relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative))
-    return undefined;
-  return relative.split(path.sep).join("/");
+  const relative = path.relative(root, path.resolve(root, given));
+  return isInside(relative) ? relative.split(path.sep).join("/") : undefined;
 }
 
 /**
@@ -66,20 +64,14 @@ export function workspacePattern(pattern: string, root: string, rule: string): s
       `${rule}: ${JSON.stringify(pattern)} starts with "!"; negations are not supported in rules. Write a deny or allow rule for the paths you mean.`,
     );
   if (pattern.startsWith("~")) throw outside();
+  if (/^\.\/*$/.test(pattern)) return "/**";
   if (pattern.startsWith("./")) return `/${pattern.replace(/^(?:\.\/+)+/, "")}`;
-  if (pattern === "." || pattern === "./") return "/**";
   const absolute = pattern.startsWith("//") ? pattern.slice(1) : pattern;
-  if (absolute.startsWith("/") && (pattern.startsWith("//") || isUnder(root, absolute))) {
-    const relative = path.posix.relative(root.split(path.sep).join("/"), absolute);
-    if (relative === "") return "/**";
-    if (relative.startsWith("..")) throw outside();
-    return `/${relative}`;
+  if (absolute.startsWith("/") && (pattern.startsWith("//") || isWithin(root, absolute))) {
+    if (!isWithin(root, absolute)) throw outside();
+    const relative = path.relative(root, absolute).split(path.sep).join("/");
+    return relative === "" ? "/**" : `/${relative}`;
   }
   if (pattern === ".." || pattern.startsWith("../")) throw outside();
   return pattern;
-}
-
-function isUnder(root: string, absolute: string): boolean {
-  const relative = path.posix.relative(root.split(path.sep).join("/"), absolute);
-  return relative === "" || !(relative === ".." || relative.startsWith("../"));
 }

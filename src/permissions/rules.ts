@@ -46,12 +46,11 @@ export function parseRule(text: unknown, where: string): PermissionRule {
 /** A name or custom-tool pattern as a test: `*` matches any run of characters, the rest literally. */
 export function wildcard(pattern: string): (text: string) => boolean {
   if (!pattern.includes("*")) return (text) => text === pattern;
-  const regex = new RegExp(
-    `^${pattern
-      .split("*")
-      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
-      .join(".*")}$`,
-    "s",
-  );
+  const regex = new RegExp(`^${pattern.split("*").map(escapeRegExp).join(".*")}$`, "s");
   return (text) => regex.test(text);
+}
+
+/** `text` as a regular expression that matches it literally. */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }

@@ -7,7 +7,7 @@
  */
 import type { BuiltinEnvironment } from "../environment.ts";
 import { canonicalExisting, isDirectory } from "../sandbox.ts";
-import { isInsideOrEqual } from "../shell-env.ts";
+import { isWithin } from "../workspace.ts";
 import type { ShellOutcome } from "./process.ts";
 
 export interface Session {
@@ -95,6 +95,6 @@ export function keepCwd(
 /** The canonical form of `path` when it is an existing directory inside the workspace `root`. */
 function workspaceDirectory(root: string, path: string): string | undefined {
   const canonical = canonicalExisting(path);
-  if (canonical && isDirectory(canonical) && isInsideOrEqual(root, canonical)) return canonical;
+  if (canonical && isDirectory(canonical) && isWithin(root, canonical)) return canonical;
   return undefined;
 }
