@@ -112,7 +112,7 @@ describe('skein "prompt"', () => {
   });
 
   it("shows each tool call as a line, and stops at --max-turns with the reason and exit code 1", async () => {
-    // The agent has no tools yet: the engine answers the unknown tool with an error result.
+    // `lookup` is not one of the agent's tools: the engine answers it with an error result.
     server = await mockServer({
       script: () => ({ text: "Let me look.", toolCalls: [{ name: "lookup", input: { q: "x" } }] }),
     });
