@@ -5,7 +5,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { type AgentEvent, createAgent, createBareAgent, tool } from "skein";
+import { type AgentEvent, createAgent, createBareAgent, type SDKResultMessage, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -66,8 +66,8 @@ describe("recordSnapshot", () => {
     const seen = await events(agent.stream("go"));
     expect(seen.some((event) => event.type === "skein.snapshot")).toBe(false);
     const result = seen.at(-1);
-    expect(result?.type).toBe("result");
-    expectErrorResult((result as { messages: never[] }).messages, "f", /skein's own|namespaced/);
+    if (result?.type !== "result") throw new Error("the stream must end with its result");
+    expectErrorResult((result as SDKResultMessage).messages, "f", /skein's own|namespaced/);
   });
 });
 
