@@ -88,3 +88,26 @@ describe("path rules", () => {
     expect(JSON.stringify(result.messages)).not.toContain("secret");
   });
 });
+
+describe("assembly", () => {
+  it("createAgent refuses a custom tool named like a built-in; createBareAgent takes it", () => {
+    const read = tool("Read", "my own read", z.object({ file_path: z.string() }), async () => "x");
+    expect(() => createAgent({ tools: [read], model: scriptedModel([]) })).toThrow(
+      /two tools are named "Read" \(a name must be unique, built-in tools included\)/,
+    );
+    expect(() => createBareAgent({ tools: [read], model: scriptedModel([]) })).not.toThrow();
+  });
+
+  it("refuses a cwd that is not an existing directory, saying so", async () => {
+    const cwd = await workspace();
+    await writeFile(path.join(cwd, "file"), "");
+    for (const bad of [path.join(cwd, "missing"), path.join(cwd, "file")]) {
+      expect(() => createAgent({ cwd: bad, model: scriptedModel([]) })).toThrow(
+        /cwd .* is not an existing directory/,
+      );
+    }
+    expect(() => createAgent({ cwd: "", model: scriptedModel([]) })).toThrow(
+      /cwd must be the path of a directory/,
+    );
+  });
+});
