@@ -4,7 +4,7 @@ import { statSync } from "node:fs";
 import path from "node:path";
 import { createBackgroundTasks } from "./builtin/background.ts";
 import type { BuiltinEnvironment } from "./builtin/environment.ts";
-import { builtinTools } from "./builtin/index.ts";
+import { BUILTIN_TOOL_NAMES, builtinTools } from "./builtin/index.ts";
 import { probeSandbox, sandboxPolicy } from "./builtin/sandbox.ts";
 import { createWorkspace } from "./builtin/workspace.ts";
 import { ConfigurationError } from "./errors.ts";
@@ -58,7 +58,7 @@ export type AgentDefinition = Readonly<AgentOptions>;
 
 /** Checks agent options strictly and returns them, typed, for `createAgent` / `createBareAgent` later. */
 export function defineAgent(options: AgentOptions): AgentDefinition {
-  assemble(options, { builtins: false });
+  assemble(options, { builtins: false, definition: true });
   return options;
 }
 
@@ -76,7 +76,10 @@ export function createBareAgent(options: AgentOptions | AgentDefinition): Agent 
  * Plugs the workspace, the built-in tools, the permission gate and the preset into the engine's
  * configuration. The engine sees them only through `resolveConfig`'s small interfaces.
  */
-function assemble(options: AgentOptions, choice: { builtins: boolean }): EngineConfig {
+function assemble(
+  options: AgentOptions,
+  choice: { builtins: boolean; definition?: boolean },
+): EngineConfig {
   const prefix = "AgentOptions";
   assertKnownOptions(prefix, options, AGENT_OPTION_KEYS);
   assertOneOf(prefix, "preset", options.preset, ["hardened"]);
@@ -95,8 +98,8 @@ function assemble(options: AgentOptions, choice: { builtins: boolean }): EngineC
   const environment: BuiltinEnvironment = {
     workspace,
     // The gate is built once the tool list is known, after the built-ins that consult it.
-    hiddenFromSearch: (relative) => gate?.hiddenFromSearch(relative) ?? false,
-    recheck: (kind, given, opened) => gate?.recheck(kind, given, opened),
+    hiddenFromSearch: (relative, tool) => gate?.hiddenFromSearch(relative, tool) ?? false,
+    recheck: (tool, given, opened) => gate?.recheck(tool, given, opened),
     get readDenyPatterns() {
       return gate?.readDenyPatterns ?? [];
     },
@@ -120,6 +123,8 @@ function assemble(options: AgentOptions, choice: { builtins: boolean }): EngineC
         tools,
         workspace,
         prefix,
+        // A definition may go to createAgent later: rules may name the built-ins it will have.
+        ...(choice.definition ? { alsoKnown: BUILTIN_TOOL_NAMES } : {}),
       });
       return gate;
     },

@@ -3,7 +3,7 @@
  *
  * - The target's final component must not be a symbolic link (even one leading inside): Edit
  *   never writes through a link, and says to edit the link's target path directly.
- * - `env.recheck("edit", file_path, target)` is asked with the canonical workspace-relative target
+ * - `env.recheck("Edit", file_path, target)` is asked with the canonical workspace-relative target
  *   before the file is read (no "not found"/"occurs N times" answers about a file the rules
  *   refuse) or changed; the write goes through the verified parent directory, so the file
  *   replaced is exactly the one rechecked.
@@ -68,7 +68,7 @@ export function editTool(env: BuiltinEnvironment) {
           "old_string and new_string are identical: there is nothing to change.",
         );
       const resolved = await resolveWriteTarget(env.workspace, input.file_path);
-      recheckOpened(env, "edit", input.file_path, resolved);
+      recheckOpened(env, "Edit", input.file_path, resolved);
       const current = await loadCurrent(resolved, input.file_path);
       if (current === null)
         throw new BuiltinToolError(`${shown} does not exist. Use Write to create it.`);

@@ -20,20 +20,24 @@ export interface Workspace {
   resolve(path: string): Promise<ResolvedPath>;
 }
 
+/** The built-ins that open one file the model names, and recheck it once opened. */
+export type PathToolName = "Read" | "Write" | "Edit";
+
 /** What every built-in tool of one agent shares. */
 export interface BuiltinEnvironment {
   workspace: Workspace;
   /**
-   * True when a `Read(...)` deny or ask rule covers this workspace-relative path: LS, Glob and
-   * Grep leave it out (reading it takes a Read call, which the rules refuse or ask about).
+   * True when a deny or ask rule covers this workspace-relative path for the search tool `tool`
+   * (a `Read(...)` rule, or one naming that tool, such as `Grep(secrets/**)`): LS, Glob and Grep
+   * leave it out (reading it takes a call the rules refuse or ask about).
    */
-  hiddenFromSearch(relativePath: string): boolean;
+  hiddenFromSearch(relativePath: string, tool: "LS" | "Glob" | "Grep"): boolean;
   /**
    * Checks the path a file tool actually opened (canonical, workspace-relative) against the rules.
    * The gate checked the path as given and as it resolved then; a symlink swapped in since could
    * lead elsewhere. Returns why the call must stop, or undefined when the opened path is fine.
    */
-  recheck(kind: "read" | "edit", given: string, opened: string): string | undefined;
+  recheck(tool: PathToolName, given: string, opened: string): string | undefined;
   /** `Read(...)` deny patterns, for a sandbox to mask the files they name. */
   readDenyPatterns: readonly string[];
   /** Background tasks of this agent (Bash `run_in_background`, BashOutput, KillShell). */

@@ -47,7 +47,7 @@ export function globTool(env: BuiltinEnvironment) {
       const prefix = base.dir.relative === "" ? "" : `${base.dir.relative}/`;
       const matches = found.map((match) => prefix + match).filter((relative) => !ignored(relative));
       // Files a Read deny or ask rule covers are left out, and only counted.
-      const candidates = matches.filter((relative) => !env.hiddenFromSearch(relative));
+      const candidates = matches.filter((relative) => !env.hiddenFromSearch(relative, "Glob"));
       const hidden = matches.length - candidates.length;
       const dated = await modificationTimes(root, candidates, signal);
       dated.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.path < b.path ? -1 : 1));

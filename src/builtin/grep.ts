@@ -106,14 +106,14 @@ export function grepTool(env: BuiltinEnvironment, options: { timeoutMs?: number 
         keep: (line) => {
           if (line === "--") return true;
           const file = stripDot(line.split("\0", 1)[0]!);
-          if (!env.hiddenFromSearch(file)) return true;
+          if (!env.hiddenFromSearch(file, "Grep")) return true;
           hidden.add(file);
           return false;
         },
       });
       if (ctx.signal.aborted) throw new BuiltinToolError("Grep was cancelled.");
       // rg names the files it could not read: hidden ones are left out there too.
-      const stderr = withoutHidden(run.stderr, (file) => env.hiddenFromSearch(file));
+      const stderr = withoutHidden(run.stderr, (file) => env.hiddenFromSearch(file, "Grep"));
       if (run.exitCode === 2 && run.lines.length === 0 && !run.stopped)
         throw new BuiltinToolError(describeRgError(stderr));
       const lines = run.lines.map((line) => formatLine(line, mode));

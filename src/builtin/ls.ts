@@ -71,7 +71,7 @@ export function lsTool(env: BuiltinEnvironment) {
         (entry) => !skip.ignores(entry.isDirectory() ? `${entry.name}/` : entry.name),
       );
       // Entries a Read deny or ask rule covers are left out, and only counted.
-      const visible = wanted.filter((entry) => !env.hiddenFromSearch(prefix + entry.name));
+      const visible = wanted.filter((entry) => !env.hiddenFromSearch(prefix + entry.name, "LS"));
       const hidden = wanted.length - visible.length;
       const lines = visible
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))

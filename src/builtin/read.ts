@@ -99,7 +99,7 @@ async function readOpened(
     );
   // `openInside` checked the descriptor is `resolved`: that is the file actually opened. The gate
   // checked the path as it resolved then; a symlink swapped in since could lead elsewhere.
-  recheckOpened(env, "read", input.file_path, resolved);
+  recheckOpened(env, "Read", input.file_path, resolved);
   if (stats.size === 0) {
     recordRead(ctx, resolved, { mtimeMs: stats.mtimeMs, size: 0, sha256: sha256("") });
     return `${shown} exists but is empty.`;

@@ -12,7 +12,12 @@ import {
 } from "node:fs/promises";
 import path from "node:path";
 import { BuiltinToolError } from "./define.ts";
-import type { BuiltinEnvironment, ResolvedPath, Workspace } from "./environment.ts";
+import type {
+  BuiltinEnvironment,
+  PathToolName,
+  ResolvedPath,
+  Workspace,
+} from "./environment.ts";
 
 /** Linux's own limit on symlink hops in one path resolution (MAXSYMLINKS). */
 const MAX_SYMLINK_HOPS = 40;
@@ -353,11 +358,11 @@ export async function resolveWriteTarget(
  */
 export function recheckOpened(
   env: Pick<BuiltinEnvironment, "recheck">,
-  kind: "read" | "edit",
+  tool: PathToolName,
   given: string,
   opened: ResolvedPath,
 ): void {
-  const refusal = env.recheck(kind, given, opened.relative);
+  const refusal = env.recheck(tool, given, opened.relative);
   if (refusal !== undefined) throw new BuiltinToolError(refusal);
 }
 

@@ -3,7 +3,7 @@
  *
  * - The target's final component must not be a symbolic link (even one leading inside): Write
  *   never writes through a link, and says to write to the link's target path directly.
- * - `env.recheck("edit", file_path, target)` is asked with the canonical workspace-relative target
+ * - `env.recheck("Write", file_path, target)` is asked with the canonical workspace-relative target
  *   before anything is read or changed: the gate checked the path as it resolved then, and a
  *   symlink swapped in since (`l -> .git/hooks`) would lead elsewhere. The write then goes through
  *   the verified parent directory, so the file replaced is exactly the one rechecked.
@@ -44,7 +44,7 @@ export function writeTool(env: BuiltinEnvironment) {
     permission: { kind: "edit", paths: (input) => [input.file_path] },
     handler: async (input, ctx) => {
       const resolved = await resolveWriteTarget(env.workspace, input.file_path);
-      recheckOpened(env, "edit", input.file_path, resolved);
+      recheckOpened(env, "Write", input.file_path, resolved);
       const previous = await loadCurrent(resolved, input.file_path);
       const before = previous === null ? null : textOf(previous.content, input.file_path);
       if (previous !== null) await assertFresh(ctx, resolved, previous, input.file_path);

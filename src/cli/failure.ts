@@ -1,6 +1,7 @@
 import type { ErrorInfo, SDKResultMessage } from "../index.ts";
 import { oneLine } from "./format.ts";
 import type { ProviderName } from "./provider.ts";
+import { suggestedAllowRule } from "./suggest-rule.ts";
 
 /** A mistake the user can fix (no key, an empty prompt): printed as one line, exit code 1. */
 export class CliError extends Error {
@@ -36,9 +37,10 @@ export function describeFailure(
           : approvals === 0
             ? "the app to run them"
             : "approval or for the app";
+      const waiting = pending.find((call) => call.reason === "approval");
       const how =
-        approvals === pending.length
-          ? 'run it on an interactive terminal to answer, or allow such calls with --allow (for example --allow "Bash(npm test)")'
+        approvals === pending.length && waiting
+          ? `run it on an interactive terminal to answer, or allow such calls with --allow (for example --allow ${suggestedAllowRule(waiting)})`
           : "this command cannot give it";
       return `the run paused: ${pending.length} tool call(s) (${pending.map((call) => call.name).join(", ")}) wait for ${what}; ${how}.`;
     }

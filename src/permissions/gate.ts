@@ -16,6 +16,7 @@ import {
 import { type FileReadConcern, fileReadConcern } from "./bash-reads.ts";
 import { lexicalRelative, pathMatcher, workspacePattern } from "./paths.ts";
 import { isProtectedPath } from "./protected.ts";
+import { assertRuleNamesTool } from "./rule-names.ts";
 import {
   type PermissionRule,
   type PermissionRules,
@@ -26,10 +27,10 @@ import {
 
 /** The permission gate of one agent, built at assembly from its rules (DESIGN "the contract"). */
 export interface PermissionGate extends PermissionLayer {
-  /** Whether a `Read(...)` deny or ask rule covers this path: LS, Glob and Grep leave it out. */
-  hiddenFromSearch(relative: string): boolean;
+  /** Whether a deny or ask rule for `Read(...)` or for the search tool itself covers this path. */
+  hiddenFromSearch(relative: string, tool: string): boolean;
   /** Checks the path a file tool actually opened against the rules (see `BuiltinEnvironment.recheck`). */
-  recheck(kind: "read" | "edit", given: string, opened: string): string | undefined;
+  recheck(tool: string, given: string, opened: string): string | undefined;
   /** The `Read(...)` deny patterns (workspace-relative, gitignore-style), for the sandbox to mask. */
   readonly readDenyPatterns: readonly string[];
 }
@@ -41,12 +42,22 @@ const ALLOW: PermissionDecision = Object.freeze({ behavior: "allow" });
 /** Rule names that also govern other built-ins (Claude Code's rule families). */
 const FAMILY_RULE: Record<string, Family> = { Read: "read", Edit: "edit" };
 
+/**
+ * Built-ins whose rule patterns are paths, by name. A rule naming one of them (`Write(.env)`,
+ * `Grep(secrets/**)`) governs that tool's paths alone; `Read(...)` and `Edit(...)` govern their
+ * whole family. Known by name so a definition checked without built-ins (`defineAgent`) reads
+ * these rules as `createAgent` will.
+ */
+const PATH_TOOLS = ["Read", "LS", "Glob", "Grep", "Write", "Edit"];
+
 interface CompiledRule {
   rule: PermissionRule;
   appliesTo: (tool: ToolDefinition) => boolean;
+  /** Whether the rule's name, as written, names this tool (families aside). */
+  names: (toolName: string) => boolean;
   /** Undefined: the rule has no pattern and matches every call of its tools. */
   matches?: (call: CallView) => boolean;
-  /** For `Read(...)` and `Edit(...)` rules: the pattern as a test of one workspace-relative path. */
+  /** For rules naming path tools (`Read(...)`, `Write(...)`, ...): the pattern as a test of one workspace-relative path. */
   path?: (relative: string) => boolean;
   /** That pattern, workspace-relative in gitignore form. */
   pathPattern?: string;
@@ -71,17 +82,17 @@ export function createPermissionGate(options: {
   tools: Map<string, ToolDefinition>;
   workspace: Workspace;
   prefix: string;
+  /** Names that count as tools of the agent besides `tools` (the built-ins, when `defineAgent` checks a definition). */
+  alsoKnown?: readonly string[];
 }): PermissionGate {
   const { tools, workspace, prefix } = options;
+  const known = [...new Set([...tools.keys(), ...(options.alsoKnown ?? [])])];
   const compile = (behavior: RuleBehavior, entries: { text: unknown; where: string }[]) =>
     entries.map(({ text, where }) => {
       const at = `${prefix}: ${where}`;
-      return compileRule(parseRule(text, at), behavior, {
-        tools,
-        root: workspace.root,
-        prefix,
-        at,
-      });
+      const rule = parseRule(text, at);
+      assertRuleNamesTool(rule, known, at);
+      return compileRule(rule, behavior, { tools, root: workspace.root, prefix, at });
     });
   const listed = (behavior: RuleBehavior) =>
     (options.rules?.[behavior] ?? []).map((text: unknown, index: number) => ({
@@ -103,6 +114,12 @@ export function createPermissionGate(options: {
   const readAsk = readRules(ask);
   const readDenied = (relative: string) => readDeny.some((rule) => rule.path!(relative));
   const readAsked = (relative: string) => readAsk.some((rule) => rule.path!(relative));
+  // Deny and ask rules naming one search tool (`Grep(secrets/**)`) hide paths from it alone.
+  const searchRules = [...deny, ...ask].filter(
+    (rule) => rule.path && FAMILY_RULE[rule.rule.name] === undefined,
+  );
+  const hiddenFrom = (relative: string, tool: string) =>
+    searchRules.some((rule) => rule.names(tool) && rule.path!(relative));
   const readRulesFor = {
     denied: readDenied,
     asked: readAsked,
@@ -191,7 +208,8 @@ export function createPermissionGate(options: {
 
   return {
     readDenyPatterns: readDeny.map((rule) => rule.pathPattern!),
-    hiddenFromSearch: (relative) => readDenied(relative) || readAsked(relative),
+    hiddenFromSearch: (relative, tool) =>
+      readDenied(relative) || readAsked(relative) || hiddenFrom(relative, tool),
     hides: (name) => {
       const tool = tools.get(name);
       return tool !== undefined && bare.some((rule) => rule.appliesTo(tool));
@@ -201,13 +219,17 @@ export function createPermissionGate(options: {
       unruled.has(tool.name) && tools.get(tool.name) === tool
         ? ALLOW
         : then(view(tool, input), (call) => judge(tool, call)),
-    recheck(kind, given, opened) {
+    recheck(name, given, opened) {
       // The gate approved `given` as it resolved then; the opened path must not be one the rules
       // would have treated differently (a symlink swapped in since the check).
-      const family = kind === "read" ? "read" : "edit";
+      const tool = tools.get(name);
+      const permission = tool && builtinInfo(tool)?.permission;
+      if (!tool || (permission?.kind !== "read" && permission?.kind !== "edit"))
+        return `Permission denied: ${JSON.stringify(given)} cannot be checked against the rules.`;
+      const kind = permission.kind;
       const asGiven = lexicalRelative(workspace.root, given);
       const rulesOf = (list: CompiledRule[]) =>
-        list.filter((rule) => rule.path && FAMILY_RULE[rule.rule.name] === family);
+        list.filter((rule) => rule.path && rule.appliesTo(tool));
       const denied = rulesOf(deny).find((rule) => rule.path!(opened));
       if (denied)
         return `Permission denied: ${JSON.stringify(given)} now leads to a path the rule "${denied.rule.text}" forbids; it was not ${kind === "read" ? "read" : "changed"}.`;
@@ -227,13 +249,13 @@ function compileRule(
   context: { tools: Map<string, ToolDefinition>; root: string; prefix: string; at: string },
 ): CompiledRule {
   const family = FAMILY_RULE[rule.name];
-  const nameMatches = wildcard(rule.name);
+  const names = wildcard(rule.name);
   const appliesTo = (tool: ToolDefinition) => {
-    if (nameMatches(tool.name)) return true;
+    if (names(tool.name)) return true;
     const permission = builtinInfo(tool)?.permission;
     return family !== undefined && permission?.kind === family;
   };
-  if (rule.content === undefined) return { rule, appliesTo };
+  if (rule.content === undefined) return { rule, appliesTo, names };
   const content = rule.content;
   // A pattern rule must be readable for every tool it names; otherwise it would silently match nothing.
   for (const tool of context.tools.values()) {
@@ -246,16 +268,25 @@ function compileRule(
     }
   }
   // Bash rules read commands with the shell's rules, whichever tool carries the command.
-  if (rule.name === "Bash") return { rule, appliesTo, matches: bashMatcher(content, behavior) };
+  if (rule.name === "Bash")
+    return { rule, appliesTo, names, matches: bashMatcher(content, behavior) };
   const textMatches = wildcard(content);
-  const pathPattern =
-    family !== undefined
-      ? workspacePattern(content, context.root, `${context.at} "${rule.text}"`)
-      : undefined;
+  // A path pattern whenever the rule reaches a tool whose calls name paths.
+  const governsPaths =
+    family !== undefined ||
+    PATH_TOOLS.some(names) ||
+    [...context.tools.values()].some((tool) => {
+      const kind = builtinInfo(tool)?.permission.kind;
+      return appliesTo(tool) && (kind === "read" || kind === "edit");
+    });
+  const pathPattern = governsPaths
+    ? workspacePattern(content, context.root, `${context.at} "${rule.text}"`)
+    : undefined;
   const path = pathPattern !== undefined ? pathMatcher(pathPattern, behavior) : undefined;
   return {
     rule,
     appliesTo,
+    names,
     ...(path ? { path, pathPattern } : {}),
     matches: (call) => {
       if (call.family === "custom")

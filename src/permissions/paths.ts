@@ -7,7 +7,8 @@ import { ConfigurationError } from "../errors.ts";
  * Path rules (`Read(src/**)`, `Edit(**\/*.env)`) use gitignore semantics relative to the
  * workspace root: a pattern without "/" matches at any depth, and a pattern that names a
  * directory covers everything under it. Dotfiles match. Deny and ask patterns match without
- * regard to case, so `.GIT/config` cannot slip past `Edit(.git/**)` on a case-insensitive disk.
+ * regard to case and of Unicode normal form, so `.GIT/config` cannot slip past `Edit(.git/**)` on
+ * a case-insensitive disk.
  */
 export function pathMatcher(
   pattern: string,
@@ -16,9 +17,14 @@ export function pathMatcher(
   // Restrictive rules match broadly (any case, any spelling a file system treats as the same
   // file); allow rules match exactly, so no spelling trick widens what they grant.
   const broad = behavior !== "allow";
-  const rules: Ignore = ignore({ ignorecase: broad }).add(pattern);
+  // Unicode: a restrictive pattern and a path are compared in one normal form (NFC), so
+  // `Read(café.env)` typed in NFC covers a file whose name is stored decomposed (NFD), as macOS
+  // file systems store it.
+  const rules: Ignore = ignore({ ignorecase: broad }).add(
+    broad ? pattern.normalize("NFC") : pattern,
+  );
   return (relative) => {
-    const forms = broad ? pathForms(relative) : [relative];
+    const forms = broad ? pathForms(relative.normalize("NFC")) : [relative];
     return forms.some((form) => form !== "" && rules.ignores(form));
   };
 }

@@ -299,13 +299,13 @@ describe("Read: the opened path is rechecked (a symlink swapped in after the gat
     expect(part.text).toBe("Permission denied: l/pre-commit was swapped.");
   });
 
-  it("passes the kind, the path as given and the canonical path of the file opened", async () => {
+  it("passes the tool, the path as given and the canonical path of the file opened", async () => {
     await read({ file_path: "l/pre-commit" });
-    expect(fx.recheck).toHaveBeenLastCalledWith("read", "l/pre-commit", ".git/hooks/pre-commit");
+    expect(fx.recheck).toHaveBeenLastCalledWith("Read", "l/pre-commit", ".git/hooks/pre-commit");
     const ok = await read({ file_path: path.join(fx.root, "src/../src/notes.txt") });
     expect(ok.text).toBe("     1\tharmless");
     expect(fx.recheck).toHaveBeenLastCalledWith(
-      "read",
+      "Read",
       path.join(fx.root, "src/../src/notes.txt"),
       "src/notes.txt",
     );

@@ -3,6 +3,10 @@
  * terminal a run that waits for approval ends paused with what to do, and `--allow` / `--deny`
  * give the agent permission rules.
  */
+import { existsSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import { PassThrough } from "node:stream";
 import { type MockServer, mockServer } from "skein/testing";
 import { afterEach, describe, expect, it } from "vitest";
@@ -97,6 +101,45 @@ describe('skein "prompt" with tools that ask', () => {
       /^skein: the run paused: 1 tool call\(s\) \(Bash\) wait for approval; .*--allow/,
     );
     expect(server.requests).toHaveLength(1);
+  });
+
+  it("suggests an --allow rule for the tool that waited, and --deny 'Write(...)' refuses the write", async () => {
+    const cwd = await mkdtemp(path.join(os.tmpdir(), "skein-cli-rule-"));
+    try {
+      const writeTurns = () => [
+        {
+          toolCalls: [
+            {
+              id: "w1",
+              name: "Write",
+              input: { file_path: "hello.txt", content: "hello world\n" },
+            },
+          ],
+        },
+        { text: "Done." },
+      ];
+      const env = () => ({ ANTHROPIC_BASE_URL: server!.url, ANTHROPIC_API_KEY: "test-key" });
+      server = await mockServer({ script: writeTurns() });
+      const paused = await runCli(["write", "hello"], { env: env(), cwd });
+      expect(paused.code).toBe(1);
+      expect(lines(paused.stderr).at(-1)).toMatch(
+        /^skein: the run paused: 1 tool call\(s\) \(Write\) wait for approval; .*--allow "Write\(hello\.txt\)"/,
+      );
+      expect(paused.stderr).not.toContain("Bash(");
+      await server.close();
+
+      server = await mockServer({ script: writeTurns() });
+      const denied = await runCli(["--allow", "Write", "--deny", "Write(hello.txt)", "write"], {
+        env: env(),
+        cwd,
+      });
+      expect(denied.code).toBe(0);
+      const toolResult = server.requests[1]!.body.messages.at(-1).content[0];
+      expect(toolResult).toMatchObject({ tool_use_id: "w1", is_error: true });
+      expect(existsSync(path.join(cwd, "hello.txt"))).toBe(false);
+    } finally {
+      await rm(cwd, { recursive: true, force: true });
+    }
   });
 
   it("--allow lets the command run without asking", async () => {

@@ -49,11 +49,20 @@ export function cleanEnv(env: Record<string, string | undefined> = {}): NodeJS.P
 
 export function startCli(
   args: string[],
-  options: { env?: Record<string, string | undefined>; stdin?: string; built?: boolean } = {},
+  options: {
+    env?: Record<string, string | undefined>;
+    stdin?: string;
+    built?: boolean;
+    /** The working directory (the agent's workspace); the repository root by default. */
+    cwd?: string;
+  } = {},
 ): CliProcess {
-  const entry = options.built ? [BUILT_ENTRY] : ["--import", "tsx", SOURCE_ENTRY];
+  // tsx by its resolved URL, so the command also starts from a directory outside the repository.
+  const entry = options.built
+    ? [BUILT_ENTRY]
+    : ["--import", import.meta.resolve("tsx"), SOURCE_ENTRY];
   const child = spawn(process.execPath, [...entry, ...args], {
-    cwd: ROOT,
+    cwd: options.cwd ?? ROOT,
     env: cleanEnv(options.env),
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -114,7 +123,7 @@ export function startCli(
 
 export function runCli(
   args: string[],
-  options: { env?: Record<string, string | undefined>; stdin?: string; built?: boolean } = {},
+  options: Parameters<typeof startCli>[1] = {},
 ): Promise<CliResult> {
   return startCli(args, options).exited;
 }

@@ -100,7 +100,16 @@ describe("rule precedence on a custom tool with ruleContent", () => {
   });
 
   it("rules naming another tool do not restrict this one", async () => {
-    const { deploy, agent } = deployRun(["a"], { deny: ["other"], ask: ["Bash"] });
+    const other = countingTool("other");
+    const deploy = countingTool("deploy");
+    const agent = createBareAgent({
+      model: scriptedModel([
+        { toolCalls: [{ id: "c_a", name: "deploy", input: { target: "a" } }] },
+        { text: "done" },
+      ]),
+      tools: [deploy.tool, other.tool],
+      permissions: { deny: ["other"], ask: ["other(a)"] },
+    });
     const result = await agent.run("go");
     expect(result.subtype).toBe("success");
     expect(deploy.runs).toEqual(["a"]);
@@ -334,12 +343,31 @@ describe("malformed rules are assembly errors that say how to write a rule", () 
     ).not.toThrow();
   });
 
-  it("a pattern rule for a tool the agent does not have is accepted (unknown names are ignored)", () => {
+  it("a rule for a tool the agent does not have is an assembly error naming the closest tool", () => {
     expect(() =>
       createBareAgent({
         model: scriptedModel([]),
         tools: [plain()],
-        permissions: { deny: ["read_file(x)", "mcp__nowhere__*"] },
+        permissions: { deny: ["read_file(x)"] },
+      }),
+    ).toThrow(
+      'AgentOptions: permissions.deny[0]: the rule "read_file(x)" names the tool "read_file", which this agent does not have',
+    );
+    expect(() =>
+      createBareAgent({
+        model: scriptedModel([]),
+        tools: [plain()],
+        permissions: { ask: ["deplyo"] },
+      }),
+    ).toThrow('did you mean "deploy"?');
+  });
+
+  it("wildcard rule names and unknown names in allowedTools/disallowedTools are accepted", () => {
+    expect(() =>
+      createBareAgent({
+        model: scriptedModel([]),
+        tools: [plain()],
+        permissions: { deny: ["mcp__nowhere__*"] },
         allowedTools: ["deploy", "read_file"],
         disallowedTools: ["nothing_here"],
       }),
