@@ -8,6 +8,8 @@ export default defineConfig({
     // Tests import the public API by its package name, straight from the sources.
     alias: [
       { find: /^skein\/testing$/, replacement: src("testing/index.ts") },
+      { find: /^skein\/sqlite$/, replacement: src("sessions/sqlite.ts") },
+      { find: /^skein\/postgres$/, replacement: src("sessions/postgres.ts") },
       { find: /^skein$/, replacement: src("index.ts") },
     ],
   },

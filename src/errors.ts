@@ -52,6 +52,72 @@ export class ResumeError extends SkeinError {
   override name = "ResumeError";
 }
 
+/** Why a session cannot be used as asked: its last run is unfinished, its log is damaged, or it does not exist. */
+export class SessionError extends SkeinError {
+  override name = "SessionError";
+  readonly code: "unfinished" | "damaged" | "not_found";
+  readonly sessionId?: string;
+  /** The seq of the entry at fault, for `damaged`. */
+  readonly seq?: number;
+
+  constructor(
+    message: string,
+    options: {
+      code: "unfinished" | "damaged" | "not_found";
+      sessionId?: string;
+      seq?: number;
+      cause?: unknown;
+    },
+  ) {
+    super(message, { cause: options.cause });
+    this.code = options.code;
+    if (options.sessionId !== undefined) this.sessionId = options.sessionId;
+    if (options.seq !== undefined) this.seq = options.seq;
+  }
+}
+
+/**
+ * A session store's append was refused because `seq` is not the session's last seq + 1: another
+ * writer appended first (or the caller skipped ahead). Nothing of that append was written.
+ */
+export class SessionConflictError extends SkeinError {
+  override name = "SessionConflictError";
+  readonly sessionId: string;
+  /** The seq the refused append asked for. */
+  readonly seq: number;
+  /** The session's last seq when the append was refused (0: not stored), where the store knows it. */
+  readonly lastSeq?: number;
+
+  constructor(options: { sessionId: string; seq: number; lastSeq?: number }) {
+    const found =
+      options.lastSeq === undefined
+        ? "it is not the session's last seq + 1"
+        : `the session's last seq is ${options.lastSeq}, so the next append must be seq ${options.lastSeq + 1}`;
+    super(
+      `Session "${options.sessionId}": append at seq ${options.seq} refused: ${found}. Nothing was written; another writer may have appended first: read the session again before writing.`,
+    );
+    this.sessionId = options.sessionId;
+    this.seq = options.seq;
+    if (options.lastSeq !== undefined) this.lastSeq = options.lastSeq;
+  }
+}
+
+/** A session store could not do what was asked (a database error, a closed store). `cause` has the original. */
+export class SessionStoreError extends SkeinError {
+  override name = "SessionStoreError";
+}
+
+/** `rewindFiles` refused or failed; no file was left half rewound. `paths` are the ones at fault. */
+export class RewindError extends SkeinError {
+  override name = "RewindError";
+  readonly paths: string[];
+
+  constructor(message: string, options: { paths?: string[]; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.paths = options.paths ?? [];
+  }
+}
+
 /** The model could not be reached or answered something the engine cannot use. */
 export class ModelError extends SkeinError {
   override name = "ModelError";

@@ -17,7 +17,11 @@ export {
   ProtocolError,
   RateLimitError,
   ResumeError,
+  RewindError,
   ScriptExhaustedError,
+  SessionConflictError,
+  SessionError,
+  SessionStoreError,
   SkeinError,
   ToolTimeoutError,
   UnprocessableEntityError,
@@ -64,6 +68,8 @@ export type {
   ToolHookContext,
   ToolResultHookContext,
 } from "./run/types.ts";
+export { memoryStore } from "./sessions/memory-store.ts";
+export type { SessionInfo, SessionStore } from "./sessions/types.ts";
 export type { DefineToolOptions, Validator } from "./tools/define-tool.ts";
 export { defineTool } from "./tools/define-tool.ts";
 export type { JsonSchema, ValidationIssue } from "./tools/schema.ts";

@@ -12,3 +12,9 @@ export type {
 export { mockServer } from "./mock-server.ts";
 export type { Script, ScriptEntry, ScriptedModel, ScriptedTurn } from "./scripted-model.ts";
 export { scriptedModel } from "./scripted-model.ts";
+export type {
+  OpenSessionStore,
+  OpenSessionStoreOptions,
+  SessionStoreCase,
+} from "./session-store-conformance.ts";
+export { sessionStoreConformance } from "./session-store-conformance.ts";

@@ -1,0 +1,85 @@
+// memoryStore(): a session store that lives in the process only (OpenAI's MemorySession).
+import { SessionConflictError, SessionStoreError } from "../errors.ts";
+import type { SessionInfo, SessionStore } from "./types.ts";
+import { assertSeq, assertSessionId, checkEntries, readAfter } from "./validate.ts";
+
+interface MemorySession {
+  createdAt: number;
+  updatedAt: number;
+  /** The store-wide counter at its latest append: orders `list()` when the clock ties. */
+  touched: number;
+  entries: string[];
+}
+
+/** A session store in memory: every method settles at once, nothing survives the process. */
+export function memoryStore(): SessionStore {
+  const sessions = new Map<string, MemorySession>();
+  let counter = 0;
+  let closed = false;
+
+  const open = (method: string): string => {
+    const prefix = `memoryStore.${method}()`;
+    if (closed) throw new SessionStoreError(`${prefix}: the store is closed.`);
+    return prefix;
+  };
+
+  return {
+    async append(sessionId, seq, entries) {
+      const prefix = open("append");
+      assertSessionId(prefix, sessionId);
+      assertSeq(prefix, seq);
+      const batch = checkEntries(prefix, entries);
+      const session = sessions.get(sessionId);
+      const lastSeq = session?.entries.length ?? 0;
+      if (seq !== lastSeq + 1) throw new SessionConflictError({ sessionId, seq, lastSeq });
+      const now = Date.now();
+      counter += 1;
+      if (session) {
+        for (const entry of batch) session.entries.push(entry);
+        session.updatedAt = now;
+        session.touched = counter;
+      } else {
+        sessions.set(sessionId, {
+          createdAt: now,
+          updatedAt: now,
+          touched: counter,
+          entries: batch,
+        });
+      }
+    },
+
+    async read(sessionId, options) {
+      const prefix = open("read");
+      assertSessionId(prefix, sessionId);
+      const after = readAfter(prefix, options);
+      const entries = sessions.get(sessionId)?.entries ?? [];
+      // seq n is entries[n - 1]; a fresh array of fresh objects, so the caller owns the result.
+      return entries.slice(after).map((data, index) => ({ seq: after + index + 1, data }));
+    },
+
+    async list() {
+      open("list");
+      return [...sessions]
+        .sort(([, a], [, b]) => b.touched - a.touched)
+        .map(
+          ([sessionId, session]): SessionInfo => ({
+            sessionId,
+            createdAt: session.createdAt,
+            updatedAt: session.updatedAt,
+            lastSeq: session.entries.length,
+          }),
+        );
+    },
+
+    async delete(sessionId) {
+      const prefix = open("delete");
+      assertSessionId(prefix, sessionId);
+      return sessions.delete(sessionId);
+    },
+
+    async close() {
+      closed = true;
+      sessions.clear();
+    },
+  };
+}

@@ -1,0 +1,77 @@
+// The SQL of postgresStore(), for one schema: setup on first use, and the statements it runs.
+
+/** A quoted identifier ("my schema" -> "\"my schema\""). */
+function identifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+function literal(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+export interface PostgresSql {
+  schema: string;
+  /** The three relations setup creates, as `to_regclass` reads them. */
+  relations: string[];
+  /** Serialises setup between processes (CREATE ... IF NOT EXISTS can race). */
+  lockKey: string;
+  /** Whether the schema exists (`$1` its name): CREATE SCHEMA needs a privilege even when it does. */
+  schemaExists: string;
+  createSchema: string;
+  createObjects: string[];
+  insertSession: string;
+  claimSeq: string;
+  insertEntries: string;
+  lastSeq: string;
+  selectEntries: string;
+  selectSessions: string;
+  deleteSession: string;
+}
+
+export function postgresSql(schema: string): PostgresSql {
+  const s = identifier(schema);
+  const sessions = `${s}.skein_sessions`;
+  const entries = `${s}.skein_entries`;
+  const counter = `${s}.skein_sessions_touched`;
+  return {
+    schema,
+    relations: [sessions, entries, counter],
+    lockKey: `skein sessions setup ${schema}`,
+    schemaExists: "SELECT 1 FROM pg_namespace WHERE nspname = $1",
+    createSchema: `CREATE SCHEMA IF NOT EXISTS ${s}`,
+    createObjects: [
+      // The store-wide counter that orders list(): never the clock.
+      `CREATE SEQUENCE IF NOT EXISTS ${counter}`,
+      `CREATE TABLE IF NOT EXISTS ${sessions} (
+        session_id text PRIMARY KEY,
+        created_at bigint NOT NULL,
+        updated_at bigint NOT NULL,
+        last_seq bigint NOT NULL,
+        touched bigint NOT NULL
+      )`,
+      `CREATE INDEX IF NOT EXISTS skein_sessions_touched_index ON ${sessions} (touched)`,
+      `CREATE TABLE IF NOT EXISTS ${entries} (
+        session_id text NOT NULL REFERENCES ${sessions} (session_id) ON DELETE CASCADE,
+        seq bigint NOT NULL,
+        data text NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      )`,
+    ],
+    // A placeholder row (last_seq 0) for a new session, so the claim below has a row to lock.
+    insertSession: `INSERT INTO ${sessions} (session_id, created_at, updated_at, last_seq, touched)
+      VALUES ($1, $2, $2, 0, 0) ON CONFLICT (session_id) DO NOTHING`,
+    // The expected-seq check: a conditional update of the session row. A racing writer blocks on
+    // the row lock, then sees the committed last_seq and matches nothing.
+    claimSeq: `UPDATE ${sessions}
+      SET last_seq = $3, updated_at = $4, touched = nextval(${literal(counter)})
+      WHERE session_id = $1 AND last_seq = $2`,
+    insertEntries: `INSERT INTO ${entries} (session_id, seq, data)
+      SELECT $1, $2::bigint + entry.ordinality, entry.data
+      FROM unnest($3::text[]) WITH ORDINALITY AS entry (data, ordinality)`,
+    lastSeq: `SELECT last_seq FROM ${sessions} WHERE session_id = $1`,
+    selectEntries: `SELECT seq, data FROM ${entries} WHERE session_id = $1 AND seq > $2 ORDER BY seq`,
+    selectSessions: `SELECT session_id, created_at, updated_at, last_seq FROM ${sessions}
+      WHERE last_seq > 0 ORDER BY touched DESC`,
+    deleteSession: `DELETE FROM ${sessions} WHERE session_id = $1`,
+  };
+}

@@ -1,0 +1,147 @@
+// sessionStoreConformance has teeth: a store with one defect fails the case that names it.
+import { memoryStore, type SessionStore } from "skein";
+import { sessionStoreConformance } from "skein/testing";
+import { expect, test } from "vitest";
+
+type Defect = (inner: SessionStore) => Partial<SessionStore>;
+
+const DEFECTS: [string, string, Defect][] = [
+  [
+    "appends wherever the log ends, ignoring seq",
+    "a repeated seq conflicts and writes nothing",
+    (inner) => ({
+      append: async (id, _seq, entries) =>
+        inner.append(id, (await inner.read(id)).length + 1, entries),
+    }),
+  ],
+  [
+    "skips entries at taken seqs and writes the rest (INSERT OR IGNORE)",
+    "a batch is all or nothing",
+    (inner) => ({
+      append: async (id, seq, entries) => {
+        const last = (await inner.read(id)).length;
+        if (seq > last + 1) return inner.append(id, seq, entries); // conflicts
+        const fresh = entries.slice(last + 1 - seq);
+        if (fresh.length > 0) await inner.append(id, last + 1, fresh);
+      },
+    }),
+  ],
+  [
+    "checks the seq after an await, so racing appends both pass",
+    "racing appends at one seq: exactly one wins",
+    (inner) => ({
+      append: async (id, seq, entries) => {
+        const last = (await inner.read(id)).length;
+        if (seq !== last + 1) return inner.append(id, seq, entries);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        return inner.append(id, (await inner.read(id)).length + 1, entries);
+      },
+    }),
+  ],
+  [
+    "hands out the same result objects on every read",
+    "read returns a copy the caller owns",
+    (inner) => {
+      const cache = new Map<string, { seq: number; data: string }[]>();
+      return {
+        read: async (id, options) => {
+          const key = `${id}/${options?.after ?? 0}`;
+          if (!cache.has(key)) cache.set(key, await inner.read(id, options));
+          return cache.get(key)!;
+        },
+      };
+    },
+  ],
+  [
+    "lists oldest first",
+    "list is newest first, ties broken by order of appends",
+    (inner) => ({ list: async () => (await inner.list()).reverse() }),
+  ],
+  [
+    "deletes the entries but not the session's seq",
+    "delete removes a session, and its id starts again at seq 1",
+    (inner) => {
+      const deleted = new Map<string, number>();
+      return {
+        delete: async (id) => {
+          deleted.set(id, (deleted.get(id) ?? 0) + (await inner.read(id)).length);
+          return inner.delete(id);
+        },
+        append: async (id, seq, entries) => {
+          const offset = deleted.get(id) ?? 0;
+          if (seq <= offset) return inner.append(id, 1_000_000, entries); // conflicts
+          return inner.append(id, seq - offset, entries);
+        },
+      };
+    },
+  ],
+  [
+    "normalises text to NFC",
+    "Unicode entries are kept byte for byte",
+    (inner) => ({
+      append: (id, seq, entries) =>
+        inner.append(
+          id,
+          seq,
+          entries.map((entry) => entry.normalize("NFC")),
+        ),
+    }),
+  ],
+  [
+    "cuts entries at 8 MiB",
+    "a 16 MiB entry is kept byte for byte",
+    (inner) => ({
+      append: (id, seq, entries) =>
+        inner.append(
+          id,
+          seq,
+          entries.map((entry) => entry.slice(0, 8 * 1024 * 1024)),
+        ),
+    }),
+  ],
+  [
+    "creates a session when it is read",
+    "an unknown session reads [] and is not created by reading",
+    (inner) => ({
+      read: async (id, options) => {
+        if ((await inner.read(id)).length === 0) await inner.append(id, 1, ["created by read"]);
+        return inner.read(id, options);
+      },
+    }),
+  ],
+];
+
+async function failingCases(open: () => SessionStore): Promise<string[]> {
+  const failing: string[] = [];
+  for (const c of sessionStoreConformance((options) => options?.sameAs ?? open())) {
+    try {
+      await c.run();
+    } catch {
+      failing.push(c.name);
+    }
+  }
+  return failing;
+}
+
+test("a sound store fails no case, and there are at least the contract's cases", async () => {
+  expect(sessionStoreConformance(() => memoryStore()).length).toBeGreaterThanOrEqual(8);
+  expect(await failingCases(() => memoryStore())).toEqual([]);
+}, 60_000);
+
+test.each(DEFECTS)(
+  "a store that %s fails %j",
+  async (_, caseName, defect) => {
+    const failing = await failingCases(() => {
+      const inner = memoryStore();
+      return { ...inner, ...defect(inner) };
+    });
+    expect(failing).toContain(caseName);
+  },
+  60_000,
+);
+
+test("open must be a function", () => {
+  expect(() => sessionStoreConformance(undefined as never)).toThrow(
+    /open must be a function that returns a new, empty store/,
+  );
+});

@@ -1,0 +1,111 @@
+// A throwaway Postgres server for tests (design/sessions.md, "Throwaway Postgres for tests").
+import { execFile } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const run = promisify(execFile);
+const ROOT_DIRECTORY = "/usr/lib/postgresql";
+
+export interface ThrowawayPostgres {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres`, trust authentication. */
+  url: string;
+  port: number;
+  /** Milliseconds taken by initdb and by pg_ctl start. */
+  timings: { initdbMs: number; startMs: number };
+  /** Immediate stop, then the directory is removed. */
+  stop(): Promise<void>;
+}
+
+/** The newest installed server's bin directory; fails (never skips) when there is none. */
+export function postgresBin(): string {
+  let versions: string[] = [];
+  try {
+    versions = readdirSync(ROOT_DIRECTORY).filter(
+      (name) => /^\d+(\.\d+)?$/.test(name) && existsSync(join(ROOT_DIRECTORY, name, "bin/initdb")),
+    );
+  } catch {
+    // absent: reported below
+  }
+  versions.sort((a, b) => Number.parseFloat(a) - Number.parseFloat(b));
+  const newest = versions.at(-1);
+  if (newest === undefined) {
+    throw new Error(
+      `No Postgres server found under ${ROOT_DIRECTORY}/*/bin: install postgresql (apt-get install -y postgresql). These tests run a real server.`,
+    );
+  }
+  return join(ROOT_DIRECTORY, newest, "bin");
+}
+
+/** A port on 127.0.0.1 with nothing listening: taken from the OS, then released. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/**
+ * initdb + pg_ctl start in a fresh temp directory on a free port of 127.0.0.1. Root cannot run
+ * postgres, so as root the binaries run as the `postgres` user (runuser); otherwise directly.
+ */
+export async function startPostgres(): Promise<ThrowawayPostgres> {
+  const bin = postgresBin();
+  const asRoot = process.getuid?.() === 0;
+  const dir = await mkdtemp(join(tmpdir(), "skein-pg."));
+  const data = join(dir, "data");
+  // cwd: the server's user may not be able to enter the test's working directory.
+  const as = (program: string, args: string[]) =>
+    asRoot
+      ? run("runuser", ["-u", "postgres", "--", join(bin, program), ...args], { cwd: dir })
+      : run(join(bin, program), args, { cwd: dir });
+  const pgCtl = (args: string[]) => as("pg_ctl", ["-D", data, ...args]);
+  try {
+    if (asRoot) {
+      await run("chown", ["postgres:postgres", dir]);
+      await run("chmod", ["700", dir]);
+    }
+    let began = performance.now();
+    await as("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]);
+    const initdbMs = performance.now() - began;
+    // Another process may take the free port before the server binds it: try a few.
+    for (let attempt = 1; ; attempt += 1) {
+      const port = await freePort();
+      began = performance.now();
+      try {
+        await pgCtl([
+          "-l",
+          join(dir, "log"),
+          "-w",
+          "-o",
+          `-F -c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`,
+          "start",
+        ]);
+      } catch (error) {
+        if (attempt < 3) continue;
+        const log = await readFile(join(dir, "log"), "utf8").catch(() => "(no log)");
+        throw new Error(`pg_ctl start failed: ${String(error)}\n${log}`);
+      }
+      const startMs = performance.now() - began;
+      return {
+        url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+        port,
+        timings: { initdbMs: Math.round(initdbMs), startMs: Math.round(startMs) },
+        stop: async () => {
+          try {
+            await pgCtl(["-m", "immediate", "-w", "stop"]);
+          } finally {
+            await rm(dir, { recursive: true, force: true });
+          }
+        },
+      };
+    }
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+}
