@@ -1,11 +1,13 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 
 /**
  * Seals bind a call waiting for approval to what was shown for approval: its id, tool name and
  * input (DESIGN: approvals are bound to call id, name and a hash of the canonical input). The
  * seal is an HMAC, so a state edited before `resume` (another input, another tool, another id)
  * is refused before anything runs. The reason is sealed too, so a call waiting for approval cannot be
- * passed off as one merely held behind another. Without `approvalSecret` the key lives and dies with the process.
+ * passed off as one merely held behind another. Each seal also covers its batch (`batchDigest`), so
+ * the calls around an approval cannot be duplicated, dropped, added, reordered or re-answered.
+ * Without `approvalSecret` the key lives and dies with the process.
  */
 const processKey = randomBytes(32);
 
@@ -16,6 +18,8 @@ export interface SealedCall {
   name: string;
   input: unknown;
   reason: string;
+  /** `batchDigest` of the batch the call belongs to. */
+  batch: string;
 }
 
 export function sealCall(secret: string | undefined, call: SealedCall): string {
@@ -24,7 +28,24 @@ export function sealCall(secret: string | undefined, call: SealedCall): string {
 
 /** What a call's seal is computed over. */
 export function callTuple(call: SealedCall): unknown[] {
-  return [call.sessionId, call.id, call.name, call.reason, call.input];
+  return [call.sessionId, call.id, call.name, call.reason, call.input, call.batch];
+}
+
+/**
+ * A hash of a paused batch as the state stores it: the assistant message that asked for it and
+ * every call (order, status, input, result), the seals left out. Calls waiting for the app's
+ * output carry no seal (they resume in any process), so a batch of only those is checked by its
+ * shape alone (state-check.ts).
+ */
+export function batchDigest(message: unknown, calls: readonly unknown[]): string {
+  const unsealed = calls.map((call) => {
+    if (typeof call !== "object" || call === null) return call;
+    const { seal: _seal, ...rest } = call as Record<string, unknown>;
+    return rest;
+  });
+  return createHash("sha256")
+    .update(canonicalJson([message, unsealed]))
+    .digest("base64url");
 }
 
 /** An HMAC of a JSON value's canonical text. */

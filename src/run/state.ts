@@ -7,7 +7,8 @@ import type { EngineConfig, PermissionDecision } from "./config.ts";
 import { toJsonValue } from "./json.ts";
 import type { RunContext } from "./loop.ts";
 import { applyApproval } from "./prepare-call.ts";
-import { callTuple, sealCall, sealMatches, sealValue } from "./seal.ts";
+import { batchDigest, callTuple, sealCall, sealMatches, sealValue } from "./seal.ts";
+import { checkStateStory } from "./state-check.ts";
 import type { PausedCall, ResumeOptions, RunState, Step } from "./types.ts";
 
 /** What `restoreRun` hands the loop: the run so far, and the records of an interrupted batch. */
@@ -59,9 +60,6 @@ export function pausedState(
             reason: record.pending,
           };
           if (record.approvalReason !== undefined) call.approvalReason = record.approvalReason;
-          // Calls that will run on resume without the app's output are sealed to what was shown.
-          if (record.pending !== "external")
-            call.seal = sealCall(run.config.approvalSecret, { sessionId: run.sessionId, ...call });
           return call;
         }
         const call: PausedCall = {
@@ -80,8 +78,24 @@ export function pausedState(
       }),
     };
   }
-  // A deep, JSON-safe copy: the state outlives this run and must not share its arrays.
-  return toJsonValue(state) as RunState;
+  // A deep, JSON-safe copy: the state outlives this run and must not share its arrays. Seals
+  // are made over the copy, which is exactly what `resume` will read back.
+  const copy = toJsonValue(state) as RunState;
+  if (copy.batch) sealBatch(copy, run.config.approvalSecret);
+  return copy;
+}
+
+/**
+ * Calls that will run on resume without the app's output are sealed to what was shown, and to
+ * the whole batch around them (see `batchDigest`).
+ */
+function sealBatch(state: RunState, secret: string | undefined): void {
+  const calls = state.batch!.calls;
+  const batch = batchDigest(state.messages.at(-1), calls);
+  for (const call of calls) {
+    if (call.status !== "pending" || call.reason === "external") continue;
+    call.seal = sealCall(secret, { sessionId: state.sessionId, ...call, batch });
+  }
 }
 
 /** Checks a state handed to `resume` and rebuilds the run from it. Throws `ResumeError` before any side effect. */
@@ -115,6 +129,8 @@ export async function restoreRun(
       "resume: the state is missing its messages, steps, sessionId or numTurns; pass it unchanged.",
     );
   }
+  // The whole story first: a state edited to replay, reorder or re-answer calls goes no further.
+  checkStateStory(candidate as RunState);
   const toolOutputs = options.toolOutputs ?? {};
   const approvals: Record<string, unknown> = options.approvals ?? {};
   if (typeof approvals !== "object" || approvals === null || Array.isArray(approvals))
@@ -137,17 +153,16 @@ export async function restoreRun(
     runnable: [],
     runData: restoreRunData(candidate, config),
   };
-  const calls = candidate.batch?.calls ? structuredClone(candidate.batch.calls) : undefined;
+  const calls = candidate.batch ? structuredClone(candidate.batch.calls) : undefined;
+  const digest = calls ? batchDigest(candidate.messages.at(-1), candidate.batch!.calls) : "";
   const waiting = { external: new Set<string>(), approval: new Set<string>() };
   const approvalChecks: (() => Promise<void>)[] = [];
   if (calls) {
-    checkBatchMatchesTranscript(calls, restored.messages);
     restored.records = [];
     for (const call of calls) {
       const record = newCallRecord(call.id, call.name, call.input);
       restored.records.push(record);
       if (call.status === "done") {
-        checkDoneCall(call);
         record.result = call.result;
         record.stop = call.stop;
         if (call.failRunTimeoutMs !== undefined)
@@ -166,6 +181,7 @@ export async function restoreRun(
             name: call.name,
             input: call.input,
             reason: call.reason,
+            batch: digest,
           }),
           call.seal,
         )
@@ -286,28 +302,6 @@ function restoreRunData(candidate: Partial<RunState>, config: EngineConfig): Map
   return sealed ? new Map(Object.entries(structuredClone(data))) : new Map();
 }
 
-/** A finished call's stored result must be a result and its block must answer it. */
-function checkDoneCall(call: Extract<PausedCall, { status: "done" }>): void {
-  const result: unknown = call.result;
-  const block: unknown = call.block;
-  const content = (result as { content?: unknown } | null)?.content;
-  const answers =
-    typeof block === "object" &&
-    block !== null &&
-    (block as { type?: unknown }).type === "tool_result" &&
-    (block as { tool_use_id?: unknown }).tool_use_id === call.id;
-  if (
-    typeof result !== "object" ||
-    result === null ||
-    !(typeof content === "string" || Array.isArray(content)) ||
-    !answers
-  ) {
-    throw new ResumeError(
-      `resume: the finished call "${call.id}" has no valid result or tool_result block; the state was altered.`,
-    );
-  }
-}
-
 function isApprovalAnswer(value: unknown): boolean {
   if (typeof value === "boolean") return true;
   if (typeof value !== "object" || value === null) return false;
@@ -348,33 +342,4 @@ async function outputResult(record: CallRecord, output: unknown): Promise<ToolRe
     }
   }
   return resultFromValue(record, runtime, value);
-}
-
-/** The batch must answer exactly the tool_use blocks of the last assistant message, in order. */
-function checkBatchMatchesTranscript(calls: PausedCall[], messages: Message[]): void {
-  const last = messages.at(-1);
-  const uses =
-    last?.role === "assistant" && Array.isArray(last.content)
-      ? last.content.filter((block) => block.type === "tool_use")
-      : [];
-  const same =
-    uses.length === calls.length &&
-    uses.every(
-      (block, index) =>
-        block.type === "tool_use" &&
-        block.id === calls[index]!.id &&
-        block.name === calls[index]!.name,
-    );
-  if (!same)
-    throw new ResumeError(
-      "resume: the paused calls do not match the transcript's last tool calls; the state was altered.",
-    );
-  for (const call of calls) {
-    const status: unknown = call.status;
-    if (status !== "done" && status !== "pending")
-      throw new ResumeError(`resume: call "${call.id}" has an unknown status.`);
-    const reason: unknown = call.status === "pending" ? call.reason : "external";
-    if (reason !== "external" && reason !== "approval" && reason !== "held")
-      throw new ResumeError(`resume: call "${call.id}" waits for an unknown reason.`);
-  }
 }

@@ -4,6 +4,7 @@ import {
   SANDBOX_HOME,
   sandboxEnvironment,
   scrubbedEnvironment,
+  withoutUrlCredentials,
 } from "../../src/builtin/shell-env.ts";
 
 describe("scrubbedEnvironment", () => {
@@ -87,9 +88,9 @@ describe("scrubbedEnvironment", () => {
     expect(isCredentialVariable(name)).toBe(false);
   });
 
-  it("keeps a credential inside a URL: only names are checked (a known gap)", () => {
+  it("keeps a URL variable, without the credentials inside it", () => {
     const source = { DATABASE_URL: "postgres://user:hunter2@db/app", SSH_AUTH_SOCK: "/run/a" };
-    expect(scrubbedEnvironment(source)).toEqual({ DATABASE_URL: source.DATABASE_URL });
+    expect(scrubbedEnvironment(source)).toEqual({ DATABASE_URL: "postgres://user@db/app" });
   });
 
   it("copies, reads process.env by default, and drops undefined values", () => {
@@ -134,5 +135,77 @@ describe("sandboxEnvironment", () => {
   it("falls back to a standard PATH", () => {
     expect(sandboxEnvironment("/ws", {}).PATH).toContain("/usr/bin");
     expect(sandboxEnvironment("/ws", { PATH: "/ws/bin:." }).PATH).toContain("/usr/bin");
+  });
+});
+
+describe("withoutUrlCredentials", () => {
+  it.each([
+    // A password goes, the user stays; an empty user goes with it.
+    ["postgres://user:pw@host/db", "postgres://user@host/db"],
+    [
+      "postgresql://app:s3cr%40t@db.internal:5432/main?sslmode=require",
+      "postgresql://app@db.internal:5432/main?sslmode=require",
+    ],
+    ["redis://:pw@host:6379/0", "redis://host:6379/0"],
+    ["amqp://guest:guest@rabbit:5672/vhost", "amqp://guest@rabbit:5672/vhost"],
+    ["http://user:pw@proxy:3128", "http://user@proxy:3128"],
+    ["https://x-access-token:ghs_abc@github.com/o/r", "https://x-access-token@github.com/o/r"],
+    // Passwords holding characters that should have been escaped.
+    ["postgres://user:p@ss@host/db", "postgres://user@host/db"],
+    ["postgres://user:pa/ss@host/db", "postgres://user@host/db"],
+    ["postgres://user:pa#ss@host/db", "postgres://user@host/db"],
+    // A user alone is a token in http(s) URLs, an account elsewhere.
+    ["https://ghp_token@github.com/o/r.git", "https://github.com/o/r.git"],
+    ["git+https://tok@github.com/o/r", "git+https://github.com/o/r"],
+    ["wss://tok@socket.example/x", "wss://socket.example/x"],
+    ["ssh://git@github.com/o/r", "ssh://git@github.com/o/r"],
+    ["postgres://user@host/db", "postgres://user@host/db"],
+    // Secret query parameters are dropped whole; the others and the fragment stay.
+    ["https://api.example/x?access_token=abc&page=2#top", "https://api.example/x?page=2#top"],
+    ["https://h/x?password=p", "https://h/x"],
+    ["https://h/x?q=a+b&api_key=k&key=z&apikey=y&secret=s&pwd=w", "https://h/x?q=a+b"],
+    [
+      "https://acct.blob.core.windows.net/c/b?sv=2024&se=2030&sig=abc%2Bdef",
+      "https://acct.blob.core.windows.net/c/b?sv=2024&se=2030",
+    ],
+    [
+      "https://s3.example/b/k?X-Amz-Algorithm=AWS4&X-Amz-Credential=AKIA&X-Amz-Signature=ff&X-Amz-Security-Token=tt",
+      "https://s3.example/b/k?X-Amz-Algorithm=AWS4",
+    ],
+    // Every URL of a list; text around them untouched.
+    ["redis://:a@h1,redis://:b@h2", "redis://h1,redis://h2"],
+    [
+      "mongodb://u:p@h1:27017,h2:27017/db?replicaSet=rs",
+      "mongodb://u@h1:27017,h2:27017/db?replicaSet=rs",
+    ],
+    [
+      "primary=postgres://u:p@a/db replica=postgres://u:q@b/db",
+      "primary=postgres://u@a/db replica=postgres://u@b/db",
+    ],
+  ])("%s -> %s", (value, expected) => {
+    expect(withoutUrlCredentials(value)).toBe(expected);
+  });
+
+  it.each([
+    "plain text, no url",
+    "http://localhost:3000/api",
+    "http://[::1]:8080/x",
+    "https://registry.npmjs.org/@scope%2fpkg",
+    "file:///home/me/x",
+    "/usr/local/bin:/usr/bin",
+    "https://example.com/search?q=token&page=2",
+  ])("leaves %s alone", (value) => {
+    expect(withoutUrlCredentials(value)).toBe(value);
+  });
+
+  it("is linear: a long value with many URL-like parts returns at once", () => {
+    const value = `${"a://b@".repeat(20_000)}${"x".repeat(200_000)}://${"y".repeat(200_000)}`;
+    expect(withoutUrlCredentials(value).length).toBeLessThanOrEqual(value.length);
+  });
+
+  it("applies inside the sandbox's allow-list as well", () => {
+    expect(sandboxEnvironment("/ws", { LANG: "C", LC_X: "https://t@h/x" }).LC_X).toBe(
+      "https://h/x",
+    );
   });
 });
