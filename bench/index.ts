@@ -3,10 +3,13 @@
  * same run. (1)-(3), engine.ts: the engine against a minimal loop on a scripted model. (4)-(5),
  * http.ts: the providers over HTTP against the mock server, against a plain fetch loop.
  *
- * `npm run bench -- engine` or `npm run bench -- http` runs one part only.
+ * (6), sessions.ts: the session log (no store, memory, SQLite) on the engine's workload.
+ *
+ * `npm run bench -- engine`, `-- http` or `-- sessions` runs one part only.
  */
 import { engineBench } from "./engine.ts";
 import { httpBench } from "./http.ts";
+import { sessionsBench } from "./sessions.ts";
 import { dist, table } from "./support.ts";
 
 const only = process.argv[2];
@@ -26,4 +29,10 @@ if (only === undefined || only === "http") {
   console.log("Over HTTP against mockServer on 127.0.0.1; the baseline is the plain fetch loop.\n");
   console.log(table(http.rows));
   console.log(`\n${http.notes}`);
+}
+if (only === undefined || only === "sessions") {
+  const sessions = await sessionsBench();
+  console.log("\nThe session log: the same agent with no store, memoryStore and sqliteStore.\n");
+  console.log(table(sessions.rows));
+  console.log(`\n${sessions.notes}`);
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { statSync } from "node:fs";
 import path from "node:path";
-import { createBackgroundTasks } from "./builtin/background.ts";
+import { closeBackground, createBackgroundTasks, runBackground } from "./builtin/background.ts";
 import type { BuiltinEnvironment } from "./builtin/environment.ts";
 import { BUILTIN_TOOL_NAMES, builtinTools } from "./builtin/index.ts";
 import { probeSandbox, sandboxPolicy } from "./builtin/sandbox.ts";
@@ -24,6 +24,7 @@ import { createPermissionGate, type PermissionGate } from "./permissions/gate.ts
 import { checkHardenedPreset } from "./permissions/preset.ts";
 import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
+import type { RunJournal } from "./run/journal.ts";
 import { type RunContext, runLoop } from "./run/loop.ts";
 import { type RestoredRun, restoreRun } from "./run/state.ts";
 import type {
@@ -33,7 +34,19 @@ import type {
   RunOptions,
   RunState,
   SDKResultMessage,
+  SessionTarget,
 } from "./run/types.ts";
+import {
+  checkHistory,
+  checkSessionStore,
+  isSessionTarget,
+  journalForState,
+  openSessionResume,
+  openSessionRun,
+  requireStore,
+} from "./sessions/open-run.ts";
+import { type RewindResult, rewindFiles } from "./sessions/rewind.ts";
+import type { SessionStore } from "./sessions/types.ts";
 
 /** What a run starts from: text, or content blocks (text and images) for the first user message. */
 export type Prompt = string | ContentBlock[];
@@ -44,13 +57,30 @@ export interface Agent {
   run(prompt: Prompt, options?: RunOptions): Promise<SDKResultMessage>;
   /** The same run as a stream of events, ending with the `result` event. Breaking out aborts the run. */
   stream(prompt: Prompt, options?: RunOptions): AsyncGenerator<AgentEvent, void, undefined>;
-  /** Continues a paused run as if its pending tools had run (`toolOutputs`), in this process or another. */
-  resume(state: RunState | string, options?: ResumeOptions): Promise<SDKResultMessage>;
+  /**
+   * Continues a paused run as if its pending tools had run (`toolOutputs`), in this process or
+   * another. With a session store, `{ sessionId }` continues the session's unfinished run (paused,
+   * or interrupted by a crash) from the store alone.
+   */
+  resume(
+    state: RunState | string | SessionTarget,
+    options?: ResumeOptions,
+  ): Promise<SDKResultMessage>;
   /** `resume` as a stream of events. */
   resumeStream(
-    state: RunState | string,
+    state: RunState | string | SessionTarget,
     options?: ResumeOptions,
   ): AsyncGenerator<AgentEvent, void, undefined>;
+  /**
+   * Puts the files Write and Edit changed since the checkpoint back as they were, all or nothing
+   * (needs a session store; files changed only by Bash are not tracked).
+   */
+  rewindFiles(sessionId: string, checkpointId: string): Promise<RewindResult>;
+  /**
+   * Stops the agent's background tasks (Bash `run_in_background` shells included) and resolves
+   * once they ended, under the hardened preset after the sandbox's clean-up. The agent stays usable.
+   */
+  close(): Promise<void>;
 }
 
 /** A checked, reusable agent definition: no connection, no state. */
@@ -64,12 +94,12 @@ export function defineAgent(options: AgentOptions): AgentDefinition {
 
 /** An agent with skein's built-in tools (Read, LS, Glob, Grep, Write, Edit, Bash, ...) followed by yours. */
 export function createAgent(options: AgentOptions | AgentDefinition): Agent {
-  return agentFrom(assemble(options, { builtins: true }));
+  return agentFrom(...assemble(options, { builtins: true }));
 }
 
 /** An agent with only the tools you give it. */
 export function createBareAgent(options: AgentOptions | AgentDefinition): Agent {
-  return agentFrom(assemble(options, { builtins: false }));
+  return agentFrom(...assemble(options, { builtins: false }));
 }
 
 /**
@@ -79,7 +109,7 @@ export function createBareAgent(options: AgentOptions | AgentDefinition): Agent 
 function assemble(
   options: AgentOptions,
   choice: { builtins: boolean; definition?: boolean },
-): EngineConfig {
+): [EngineConfig, AgentContext] {
   const prefix = "AgentOptions";
   assertKnownOptions(prefix, options, AGENT_OPTION_KEYS);
   assertOneOf(prefix, "preset", options.preset, ["hardened"]);
@@ -91,6 +121,7 @@ function assemble(
         `${prefix}: permissions.${behavior} must be an array of rules such as "Bash(npm run test:*)", received ${describeValue(list)}.`,
       );
   }
+  const store = checkSessionStore(prefix, options.sessionStore);
   const workspace = createWorkspace(workspaceRoot(options.cwd, prefix));
   const hardened = options.preset === "hardened";
   const background = createBackgroundTasks();
@@ -106,7 +137,7 @@ function assemble(
     background,
     sandboxed: hardened,
   };
-  return resolveConfig(options, {
+  const config = resolveConfig(options, {
     builtins: choice.builtins ? builtinTools(environment) : [],
     modelFactory: modelByName,
     background,
@@ -129,6 +160,9 @@ function assemble(
       return gate;
     },
   });
+  // With a session store, a reply is logged before any of its calls is prepared: no eager starts.
+  if (store) config.eager = false;
+  return [config, { ...(store ? { store } : {}), root: workspace.root }];
 }
 
 function workspaceRoot(cwd: unknown, prefix: string): string {
@@ -184,26 +218,49 @@ export function query(options: QueryOptions): AsyncGenerator<AgentEvent, void, u
   return createAgent(agentOptions).stream(prompt, runOptions);
 }
 
-function agentFrom(config: EngineConfig): Agent {
+function agentFrom(config: EngineConfig, context: AgentContext): Agent {
+  const { store } = context;
   const fresh = (prompt: Prompt, options: RunOptions | undefined) => {
     assertKnownOptions("RunOptions", options, RUN_OPTION_KEYS);
     checkPrompt(prompt);
+    const history = checkHistory(options?.messages, store !== undefined);
     const start: Start = (emit, signal) =>
-      runLoop(
-        newRun(config, {
-          sessionId: options?.sessionId ?? randomUUID(),
-          messages: [{ role: "user", content: prompt }],
-          emit,
-          signal,
-        }),
-      );
+      withRunBackground(config, async (runConfig) => {
+        const message: Message = { role: "user", content: prompt };
+        if (!store)
+          return runLoop(
+            newRun(runConfig, {
+              sessionId: options?.sessionId ?? randomUUID(),
+              messages: [...history, message],
+              emit,
+              signal,
+            }),
+          );
+        const opened = await openSessionRun(store, runConfig, options?.sessionId, message);
+        return runLoop(newRun(runConfig, { ...opened, emit, signal }));
+      });
     return start;
   };
-  const resumed = (state: RunState | string, options: ResumeOptions | undefined) => {
+  const resumed = (
+    target: RunState | string | SessionTarget,
+    options: ResumeOptions | undefined,
+  ) => {
     assertKnownOptions("ResumeOptions", options, RESUME_OPTION_KEYS);
     const start: Start = async (emit, signal) => {
-      const restored = await restoreRun(state, config, options ?? {});
-      return runLoop(newRun(config, { ...restored, emit, signal }), restored);
+      if (isSessionTarget(target))
+        return withRunBackground(config, (runConfig) =>
+          resumeSession(runConfig, requireStore(store, "resume({ sessionId })"), {
+            sessionId: target.sessionId,
+            options: options ?? {},
+            emit,
+            signal,
+          }),
+        );
+      const restored = await restoreRun(target, config, options ?? {});
+      const journal = store ? await journalForState(store, config, restored.sessionId) : undefined;
+      return withRunBackground(config, (runConfig) =>
+        runLoop(newRun(runConfig, { ...restored, ...journal, emit, signal }), restored),
+      );
     };
     return start;
   };
@@ -214,10 +271,72 @@ function agentFrom(config: EngineConfig): Agent {
     stream: (prompt, options) => streamEvents(fresh(prompt, options), options?.signal),
     resume: async (state, options) => runToEnd(resumed(state, options), options?.signal),
     resumeStream: (state, options) => streamEvents(resumed(state, options), options?.signal),
+    rewindFiles: async (sessionId, checkpointId) =>
+      rewindFiles({
+        store: requireStore(store, "rewindFiles"),
+        root: context.root,
+        sessionId,
+        checkpointId,
+        secret: config.approvalSecret,
+      }),
+    close: () => closeBackground(config.background),
   };
 }
 
+/**
+ * Runs `body` with a background registry view of its own: the sandboxed shells the run starts
+ * are stopped (and swept) before its result is returned, so none outlives it.
+ */
+async function withRunBackground<T>(
+  config: EngineConfig,
+  body: (config: EngineConfig) => Promise<T>,
+): Promise<T> {
+  const view = runBackground(config.background);
+  if (!view) return body(config);
+  try {
+    return await body({ ...config, background: view });
+  } finally {
+    await view.end();
+  }
+}
+
 type Start = (emit: (event: AgentEvent) => void, signal: AbortSignal) => Promise<SDKResultMessage>;
+
+/** What an agent keeps beside its engine configuration. */
+interface AgentContext {
+  store?: SessionStore;
+  /** The workspace root, canonical. */
+  root: string;
+}
+
+/**
+ * `resume({ sessionId })`: a paused run continues from its sealed state (checked before anything
+ * is written), a crashed one from its log. The resume marker is written first: a second recoverer
+ * of the same session loses that race and rejects with `SessionConflictError`.
+ */
+async function resumeSession(
+  config: EngineConfig,
+  store: SessionStore,
+  request: {
+    sessionId: string;
+    options: ResumeOptions;
+    emit: (event: AgentEvent) => void;
+    signal: AbortSignal;
+  },
+): Promise<SDKResultMessage> {
+  const { emit, signal, options } = request;
+  const opened = await openSessionResume(store, config, request.sessionId, options);
+  const { journal, checkpointId } = opened;
+  if (opened.kind === "paused") {
+    const restored = await restoreRun(opened.state, config, options);
+    await journal.resumed();
+    const run = newRun(config, { ...restored, journal, checkpointId, emit, signal });
+    return runLoop(run, restored);
+  }
+  await journal.resumed();
+  const run = newRun(config, { ...opened.run, journal, checkpointId, emit, signal });
+  return runLoop(run, undefined, opened.recovery);
+}
 
 const ignore = () => {};
 
@@ -314,6 +433,8 @@ function newRun(
     messages: Message[];
     emit: (event: AgentEvent) => void;
     signal: AbortSignal;
+    journal?: RunJournal;
+    checkpointId?: string;
   },
 ): RunContext {
   const seenIds = new Set<string>();
@@ -333,6 +454,8 @@ function newRun(
     numTurns: options.numTurns ?? 0,
     seenIds,
     startedAt: Date.now(),
+    ...(options.journal ? { journal: options.journal } : {}),
+    ...(options.checkpointId !== undefined ? { checkpointId: options.checkpointId } : {}),
   };
 }
 

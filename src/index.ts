@@ -61,6 +61,7 @@ export type {
   RunOptions,
   RunState,
   SDKResultMessage,
+  SessionTarget,
   Step,
   StepToolCall,
   ToolBatchDecision,
@@ -68,7 +69,9 @@ export type {
   ToolHookContext,
   ToolResultHookContext,
 } from "./run/types.ts";
+export { forkSession, type LoadedSession, loadSession } from "./sessions/fork.ts";
 export { memoryStore } from "./sessions/memory-store.ts";
+export type { RewindResult } from "./sessions/rewind.ts";
 export type { SessionInfo, SessionStore } from "./sessions/types.ts";
 export type { DefineToolOptions, Validator } from "./tools/define-tool.ts";
 export { defineTool } from "./tools/define-tool.ts";

@@ -87,6 +87,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "approval",
   "preset",
   "approvalSecret",
+  "sessionStore",
 ]);
 
 export const PERMISSION_KEYS: ReadonlySet<string> = new Set(["allow", "ask", "deny"]);
@@ -110,6 +111,7 @@ export const TOOL_OPTION_KEYS: ReadonlySet<string> = new Set([
   "security",
   "maxResultChars",
   "ruleContent",
+  "idempotent",
 ]);
 
 export const DEFINE_TOOL_KEYS: ReadonlySet<string> = new Set([
@@ -124,7 +126,7 @@ export const DEFINE_TOOL_KEYS: ReadonlySet<string> = new Set([
   "onResponseReceived",
 ]);
 
-export const RUN_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "sessionId"]);
+export const RUN_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "sessionId", "messages"]);
 export const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set([
   "signal",
   "toolOutputs",

@@ -8,12 +8,54 @@ interface TaskRecord {
   status: TaskStatus;
   output?: unknown;
   controller: AbortController;
+  /** Resolves once `run` settled (a stopped task's clean-up, such as a sandbox sweep, included). */
+  settled: Promise<void>;
 }
 
 export type BackgroundRegistry = BackgroundTasks & {
   /** Stops every running task (on agent shutdown, and at process exit). */
   stopAll(): void;
+  /** Stops every running task and waits until each has settled (`agent.close()`). */
+  close(): Promise<void>;
+  /**
+   * A view of the same tasks for one run: tasks started through it and marked with
+   * `endWithRun` are stopped by its `end()`, which waits until they settled.
+   */
+  forRun(): RunBackground;
 };
+
+export interface RunBackground extends BackgroundTasks {
+  end(): Promise<void>;
+}
+
+/** A stopped task that never settles does not hold up the end of a run or `close()` longer. */
+const SETTLE_LIMIT_MS = 30_000;
+
+/** The registries `createBackgroundTasks` made (an app may pass a registry of its own). */
+const registries = new WeakSet<BackgroundTasks>();
+
+/** Each run view, with its registry and the ids to stop at its end. */
+const views = new WeakMap<BackgroundTasks, { root: BackgroundTasks; marked: Set<string> }>();
+
+/** The registry behind a run's view; any other registry is its own. */
+export function rootOf(tasks: BackgroundTasks): BackgroundTasks {
+  return views.get(tasks)?.root ?? tasks;
+}
+
+/** Task `id`, started through a run's view, is stopped when that run ends (else nothing). */
+export function endWithRun(tasks: BackgroundTasks, id: string): void {
+  views.get(tasks)?.marked.add(id);
+}
+
+/** A view for one run of `tasks` when it is a registry of ours; undefined otherwise. */
+export function runBackground(tasks: BackgroundTasks | undefined): RunBackground | undefined {
+  return tasks && registries.has(tasks) ? (tasks as BackgroundRegistry).forRun() : undefined;
+}
+
+/** `close()` of a registry of ours; nothing for others. */
+export function closeBackground(tasks: BackgroundTasks | undefined): Promise<void> {
+  return tasks && registries.has(tasks) ? (tasks as BackgroundRegistry).close() : Promise.resolve();
+}
 
 /** Registries with running tasks; one exit hook stops them all. */
 const live = new Set<BackgroundRegistry>();
@@ -51,10 +93,14 @@ export function createBackgroundTasks(): BackgroundRegistry {
       } else if (tasks.has(id)) {
         throw new Error(`A background task with id "${id}" already exists.`);
       }
+      let settled!: () => void;
       const record: TaskRecord = {
         id,
         status: "running",
         controller: new AbortController(),
+        settled: new Promise<void>((resolve) => {
+          settled = resolve;
+        }),
         ...(task.description !== undefined ? { description: task.description } : {}),
       };
       tasks.set(id, record);
@@ -63,6 +109,7 @@ export function createBackgroundTasks(): BackgroundRegistry {
         if (record.status === "running") record.status = status;
         record.output = output;
         untrackIfIdle();
+        settled();
       };
       let running: Promise<unknown>;
       try {
@@ -96,6 +143,45 @@ export function createBackgroundTasks(): BackgroundRegistry {
     stopAll() {
       for (const record of tasks.values()) registry.stop(record.id);
     },
+    close() {
+      registry.stopAll();
+      // Stopped ones too: one stopped earlier may still be cleaning up.
+      return settledWithin([...tasks.values()].map((record) => record.settled));
+    },
+    forRun() {
+      const marked = new Set<string>();
+      const view: RunBackground = {
+        start: (task) => registry.start(task),
+        get: (id) => registry.get(id),
+        stop: (id) => registry.stop(id),
+        end() {
+          const waiting: Promise<void>[] = [];
+          for (const id of marked) {
+            const record = tasks.get(id);
+            if (!record) continue;
+            registry.stop(id);
+            waiting.push(record.settled);
+          }
+          marked.clear();
+          return settledWithin(waiting);
+        },
+      };
+      views.set(view, { root: registry, marked });
+      return view;
+    },
   };
+  registries.add(registry);
   return registry;
+}
+
+function settledWithin(waiting: Promise<void>[]): Promise<void> {
+  if (waiting.length === 0) return Promise.resolve();
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, SETTLE_LIMIT_MS);
+    timer.unref();
+  });
+  return Promise.race([Promise.all(waiting).then(() => {}), limit]).finally(() =>
+    clearTimeout(timer),
+  );
 }

@@ -61,6 +61,8 @@ export function defineBuiltin<TInput>(spec: BuiltinSpec<TInput>): ToolDefinition
     options: {
       security: spec.security,
       ...(spec.concurrencySafe ? { isConcurrencySafe: () => true } : {}),
+      // Tools that only read (Read, LS, Glob, Grep) may run again after a crash.
+      ...(spec.permission.kind === "read" ? { idempotent: true } : {}),
       ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     },
     runtime: {

@@ -1,42 +1,29 @@
 /**
- * The hardened preset's bubblewrap sandbox: probing for it, the mounts a Bash command runs under
- * (the workspace the one writable host directory, the home and /run hidden, the paths `Read(...)`
- * deny rules match masked, the protected entries read-only), and the sweep after each command.
- *
- * Protected entries (PROTECTED_NAMES: `.git`, `.bashrc`, `.mcp.json`, `.vscode`, `.skein`...) are
- * mounted read-only where they exist at the top of the workspace. A mount needs something to
- * mount over, so a missing entry cannot be guarded that way: instead the top-level entries are
- * recorded before the command, and after it ends (timeout and abort included) a protected
- * top-level entry the command created, or replaced (a symlink re-pointed, an unmounted link swapped
- * for a directory), is removed and the result says so (`snapshotProtected`, `sweepProtected`).
- *
- * Known gaps:
- * - Nested entries are not guarded: a command can create `sub/.git/hooks/pre-commit` (or a
- *   `.vscode` in a subdirectory), and a nested `.git` that already exists is writable. Git and
- *   editors do read nested ones; finding them all (before and after each command) costs a walk of
- *   the whole tree, which big workspaces cannot afford on every call.
- * - The sweep cannot tell who created an entry: a protected top-level entry that appears while a
- *   sandboxed background command runs (a Write the user approved meanwhile) is removed when that
- *   command ends. And a command still running when the host process exits is never swept.
+ * The hardened preset's bubblewrap sandbox: probing for it, and the mounts a Bash command runs
+ * under (the workspace the one writable host directory, the home and /run hidden, the paths
+ * `Read(...)` deny rules match masked, the protected entries read-only, a seccomp filter against
+ * Unix sockets). What guards the protected entries around each command (placeholders for missing
+ * names, the walk for nested ones, the sweep after) is in sandbox-guard.ts; the filter is in
+ * sandbox-seccomp.ts.
  */
 import { spawn } from "node:child_process";
 import {
   accessSync,
+  closeSync,
   constants,
   existsSync,
   lstatSync,
   mkdtempSync,
-  readdirSync,
   realpathSync,
   rmSync,
   statSync,
   writeFileSync,
 } from "node:fs";
-import { lstat, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { isProtectedPath, PROTECTED_NAMES } from "../permissions/protected.ts";
+import { PROTECTED_NAMES } from "../permissions/protected.ts";
 import type { SandboxPolicy } from "../tools/types.ts";
+import { openUnixSocketFilter } from "./sandbox-seccomp.ts";
 import { isWithin } from "./workspace.ts";
 
 /** Whether Bash can run under bubblewrap here, and if not, why. */
@@ -95,13 +82,21 @@ async function runProbe(): Promise<SandboxProbe> {
   }
   const bwrap = findOnPath("bwrap");
   if (!bwrap) return { available: false, reason: "bwrap (bubblewrap) was not found on PATH" };
-  const args = ["--ro-bind", "/", "/", ...ISOLATION, "true"];
+  let filter: number;
+  try {
+    filter = openUnixSocketFilter();
+  } catch (error) {
+    return { available: false, reason: (error as Error).message };
+  }
+  // The seccomp filter too: a kernel without seccomp would fail every real command.
+  const args = ["--ro-bind", "/", "/", ...ISOLATION, "--seccomp", "3", "true"];
   return new Promise((resolve) => {
     let stderr = "";
-    const child = spawn(bwrap, args, { stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(bwrap, args, { stdio: ["ignore", "ignore", "pipe", filter] });
+    closeSync(filter);
     const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk: string) => {
+    child.stderr?.setEncoding("utf8");
+    child.stderr?.on("data", (chunk: string) => {
       if (stderr.length < 2000) stderr += chunk;
     });
     child.on("error", (error) => {
@@ -151,6 +146,15 @@ export interface BwrapOptions {
   env: Record<string, string>;
   /** The real home to hide (default `$HOME`, else the OS's idea of it). */
   home?: string;
+  /**
+   * Absolute paths mounted read-only (the protected entries and their placeholders); by default
+   * the protected entries that exist at the top of the workspace.
+   */
+  protect?: readonly string[];
+  /** Mounted read-only if they still exist when bwrap starts (nested protected entries). */
+  protectIfPresent?: readonly string[];
+  /** The child's descriptor of the seccomp program (`--seccomp FD`). */
+  seccompFd?: number;
 }
 
 /**
@@ -171,21 +175,26 @@ export function bwrapArgs(options: BwrapOptions): string[] {
   );
   for (const path of hidden) args.push("--tmpfs", path);
   args.push("--bind", root, root);
-  for (const entry of PROTECTED_ENTRIES) {
-    // Through a symlink, protect what it points at; outside the workspace nothing is writable.
-    const path = canonicalExisting(join(root, entry));
-    if (path && isWithin(root, path) && path !== root) args.push("--ro-bind", path, path);
-  }
+  for (const path of options.protect ?? topLevelProtected(root)) args.push("--ro-bind", path, path);
+  for (const path of options.protectIfPresent ?? []) args.push("--ro-bind-try", path, path);
   for (const path of options.maskPaths) {
     if (isDirectory(path)) args.push("--tmpfs", path, "--remount-ro", path);
     else if (existsSync(path)) args.push("--ro-bind", emptyFile(), path);
   }
   // Not recursive: a workspace mounted below the home stays writable.
   for (const path of hidden) if (path !== "/tmp") args.push("--remount-ro", path);
-  args.push(...ISOLATION, "--clearenv");
+  args.push(...ISOLATION);
+  if (options.seccompFd !== undefined) args.push("--seccomp", String(options.seccompFd));
+  args.push("--clearenv");
   for (const [name, value] of Object.entries(options.env)) args.push("--setenv", name, value);
   args.push("--chdir", options.cwd);
   return args;
+}
+
+/** The protected entries at the top of `root`; through a symlink, what it leads to inside. */
+function topLevelProtected(root: string): string[] {
+  const paths = PROTECTED_ENTRIES.map((entry) => canonicalExisting(join(root, entry)));
+  return paths.filter((p): p is string => p !== undefined && p !== root && isWithin(root, p));
 }
 
 /** True when `path` is (or links to) a directory. */
@@ -244,78 +253,4 @@ export function canonicalExisting(path: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A protected top-level entry as it was before a command: which file, and where it led. */
-interface EntryState {
-  dev: number;
-  ino: number;
-  /** Canonical target, or undefined when it did not resolve (a dangling symlink). */
-  canonical: string | undefined;
-}
-
-/** The protected entries at the top of the workspace before a sandboxed command. */
-export interface ProtectedSnapshot {
-  root: string;
-  entries: Map<string, EntryState>;
-}
-
-/** Protected entries at the top of `root` (any case or spelling `isProtectedPath` matches). */
-function protectedEntries(root: string): Map<string, EntryState> {
-  const entries = new Map<string, EntryState>();
-  let names: string[];
-  try {
-    names = readdirSync(root);
-  } catch {
-    return entries;
-  }
-  for (const name of names) {
-    if (!isProtectedPath(name)) continue;
-    const path = join(root, name);
-    try {
-      const stat = lstatSync(path);
-      entries.set(name, { dev: stat.dev, ino: stat.ino, canonical: canonicalExisting(path) });
-    } catch {}
-  }
-  return entries;
-}
-
-/** Records the protected top-level entries; take it before the mounts are decided. */
-export function snapshotProtected(root: string): ProtectedSnapshot {
-  return { root, entries: protectedEntries(root) };
-}
-
-/**
- * After a sandboxed command: removes each protected top-level entry the command created, or
- * replaced or re-pointed (it is not the same file, or leads elsewhere), without following
- * symlinks. Returns one line per entry for the result; none when nothing changed.
- */
-export async function sweepProtected(snapshot: ProtectedSnapshot): Promise<string[]> {
-  const lines: string[] = [];
-  for (const [name, now] of protectedEntries(snapshot.root)) {
-    const before = snapshot.entries.get(name);
-    const same =
-      before !== undefined &&
-      before.dev === now.dev &&
-      before.ino === now.ino &&
-      before.canonical === now.canonical;
-    if (same) continue;
-    const what = before === undefined ? "create" : "replace or re-point";
-    try {
-      await removeEntry(join(snapshot.root, name));
-      lines.push(`the sandbox removed ${name}, which commands may not ${what} (protected path)`);
-    } catch (error) {
-      lines.push(
-        `the sandbox could not remove ${name}, which commands may not ${what} (protected path): ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Remove it before anything reads it.`,
-      );
-    }
-  }
-  return lines;
-}
-
-/** Removes a file, a symlink (not what it points at) or a directory tree. */
-async function removeEntry(path: string): Promise<void> {
-  const stat = await lstat(path);
-  // rm does not follow symlinks, neither this one nor any inside a directory it deletes.
-  await rm(path, { recursive: stat.isDirectory(), force: true });
 }

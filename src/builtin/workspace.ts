@@ -12,12 +12,7 @@ import {
 } from "node:fs/promises";
 import path from "node:path";
 import { BuiltinToolError } from "./define.ts";
-import type {
-  BuiltinEnvironment,
-  PathToolName,
-  ResolvedPath,
-  Workspace,
-} from "./environment.ts";
+import type { BuiltinEnvironment, PathToolName, ResolvedPath, Workspace } from "./environment.ts";
 
 /** Linux's own limit on symlink hops in one path resolution (MAXSYMLINKS). */
 const MAX_SYMLINK_HOPS = 40;

@@ -68,6 +68,7 @@ export async function runDemo(options: {
     return await runAgent({
       agent,
       prompt: DEMO_PROMPT,
+      logged: false,
       renderer,
       terminal,
       failure: { provider: options.provider, modelId: DEMO_MODEL },

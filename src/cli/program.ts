@@ -12,6 +12,13 @@ import {
 } from "./provider.ts";
 import { createRenderer } from "./render.ts";
 import { runAgent } from "./run-agent.ts";
+import {
+  type CliStore,
+  listSessions,
+  openCliStore,
+  pickSession,
+  requireCliStore,
+} from "./sessions.ts";
 import { printError, processTerminal, type Terminal } from "./terminal.ts";
 
 interface RunFlags extends ProviderFlags {
@@ -19,6 +26,8 @@ interface RunFlags extends ProviderFlags {
   json?: boolean;
   allow?: string[];
   deny?: string[];
+  continue?: boolean;
+  resume?: string;
 }
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -33,7 +42,12 @@ Examples:
   skein "what does this repository do?"
   skein --provider openai --base-url http://localhost:11434/v1 --model qwen3 "hello"
   skein --json "hello" | jq -c 'select(.type == "result")'
-  skein demo`;
+  skein --continue "and now the tests"
+  skein sessions
+  skein demo
+
+Every run is logged in .skein/sessions.db of the working directory (when the better-sqlite3
+package is installed); the session id is printed at the end.`;
 
 /**
  * Parses `argv` (without `node` and the script) and runs the command. Resolves with the exit
@@ -70,18 +84,34 @@ export async function runCli(
       collect,
     )
     .option("--json", "print the event stream as NDJSON on stdout, one event a line")
+    .option(
+      "-c, --continue",
+      "continue the most recent session (resuming its unfinished run first)",
+    )
+    .option("-r, --resume <id>", "continue the session <id> (resuming its unfinished run first)")
     .addHelpText("after", ENVIRONMENT)
     .enablePositionalOptions()
     .exitOverride()
     .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
     .action(async (words: string[], flags: RunFlags, command: Command) => {
-      const prompt = await readPrompt(words);
-      if (prompt === undefined) {
+      const continuing = flags.continue === true || flags.resume !== undefined;
+      const prompt = await readPrompt(words, continuing);
+      if (prompt === undefined && !continuing) {
         command.outputHelp({ error: true });
         exitCode = 1;
         return;
       }
       exitCode = await runPrompt(prompt, flags, terminal);
+    });
+
+  program
+    .command("sessions")
+    .description("list the sessions logged in .skein/sessions.db, newest first")
+    .option("--json", "one JSON object per session and line")
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
+    .action(async (flags: { json?: boolean }) => {
+      exitCode = await listSessions({ json: flags.json === true, terminal });
     });
 
   program
@@ -114,38 +144,68 @@ export async function runCli(
   }
 }
 
-async function runPrompt(prompt: string, flags: RunFlags, terminal: Terminal): Promise<number> {
+async function runPrompt(
+  prompt: string | undefined,
+  flags: RunFlags,
+  terminal: Terminal,
+): Promise<number> {
   const provider = resolveProvider(flags);
-  const renderer = createRenderer({ json: flags.json === true, terminal });
-  if (!flags.json) {
-    renderer.notice(
-      terminal.colors.dim(`skein · ${provider.name} ${provider.modelId} at ${provider.baseURL}`),
-    );
-  }
-  const agent = createAgent({
-    model: provider.model,
-    systemPrompt: `You are skein, an agent run from the command line in the directory ${process.cwd()}. Answer concisely.`,
-    ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
-    permissions: { allow: flags.allow ?? [], deny: flags.deny ?? [] },
-  });
-  return runAgent({
-    agent,
-    prompt,
-    renderer,
-    terminal,
-    failure: {
-      provider: provider.name,
-      modelId: provider.modelId,
+  const continuing = flags.continue === true || flags.resume !== undefined;
+  const cli = continuing
+    ? await requireCliStore(process.cwd())
+    : await optionalStore(terminal, flags);
+  try {
+    const session = cli && continuing ? await pickSession(cli, flags) : undefined;
+    const renderer = createRenderer({ json: flags.json === true, terminal });
+    if (!flags.json) {
+      renderer.notice(
+        terminal.colors.dim(`skein · ${provider.name} ${provider.modelId} at ${provider.baseURL}`),
+      );
+    }
+    const agent = createAgent({
+      model: provider.model,
+      systemPrompt: `You are skein, an agent run from the command line in the directory ${process.cwd()}. Answer concisely.`,
       ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
-    },
-  });
+      permissions: { allow: flags.allow ?? [], deny: flags.deny ?? [] },
+      ...(cli ? { sessionStore: cli.store } : {}),
+    });
+    return await runAgent({
+      agent,
+      ...(prompt !== undefined ? { prompt } : {}),
+      ...(session ? { session: { ...session, path: cli!.path } } : {}),
+      logged: cli !== undefined,
+      json: flags.json === true,
+      renderer,
+      terminal,
+      failure: {
+        provider: provider.name,
+        modelId: provider.modelId,
+        ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+      },
+    });
+  } finally {
+    await cli?.store.close();
+  }
 }
 
-/** The words given, or stdin when none were and stdin is not a terminal; undefined to show the help. */
-async function readPrompt(words: string[]): Promise<string | undefined> {
+/** The workspace's store for a plain run; without the driver, the run goes on unlogged. */
+async function optionalStore(terminal: Terminal, flags: RunFlags): Promise<CliStore | undefined> {
+  const opened = await openCliStore(process.cwd());
+  if ("store" in opened) return opened.store;
+  if (!flags.json)
+    terminal.stderr.write(`${terminal.colors.dim(`skein · not logging this run: ${opened.missing}`)}
+`);
+  return undefined;
+}
+
+/**
+ * The words given, or stdin when none were and stdin is not a terminal; undefined to show the
+ * help (or, when continuing a session, to resume it without a new prompt).
+ */
+async function readPrompt(words: string[], continuing: boolean): Promise<string | undefined> {
   let prompt = words.join(" ");
   if (words.length === 0) {
-    if (process.stdin.isTTY) return undefined;
+    if (process.stdin.isTTY || continuing) return undefined;
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     prompt = Buffer.concat(chunks).toString("utf8");

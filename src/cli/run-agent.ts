@@ -6,14 +6,21 @@ import {
   type SDKResultMessage,
 } from "../index.ts";
 import { askApprovals } from "./approve.ts";
-import { describeFailure, type FailureContext } from "./failure.ts";
+import { CliError, describeFailure, type FailureContext } from "./failure.ts";
 import { watchInterrupts } from "./interrupt.ts";
 import type { Renderer } from "./render.ts";
 import { printError, type Terminal } from "./terminal.ts";
 
 export interface AgentRun {
   agent: Agent;
-  prompt: Prompt;
+  /** What to ask; none when a session is only resumed. */
+  prompt?: Prompt;
+  /** The session `--continue` / `--resume` named; its unfinished run is resumed first. */
+  session?: { id: string; status: "idle" | "paused" | "interrupted"; path: string };
+  /** The agent logs to a session store: resume by session, and print the session id at the end. */
+  logged: boolean;
+  /** `--json`: the session id is in the result event, and stderr stays quiet. */
+  json?: boolean;
   renderer: Renderer;
   terminal: Terminal;
   failure: FailureContext;
@@ -35,6 +42,9 @@ export async function runAgent(run: AgentRun): Promise<number> {
   try {
     const result = await streamRun(run, interrupts.signal);
     renderer.close();
+    // Where to find this conversation again (`--json` has it in the result event).
+    if (run.logged && !run.json)
+      renderer.notice(terminal.colors.dim(`session ${result.sessionId}`));
     const failure = describeFailure(result, run.failure);
     if (failure === undefined) return 0;
     printError(terminal, failure);
@@ -51,9 +61,36 @@ export async function runAgent(run: AgentRun): Promise<number> {
   }
 }
 
-/** Streams the run through the renderer; a run paused for approvals resumes when `askApprovals` decides. */
+/**
+ * Resumes the named session's unfinished run first (paused calls are asked on the terminal,
+ * interrupted ones recovered), then runs the prompt in it, if there is one.
+ */
 async function streamRun(run: AgentRun, signal: AbortSignal): Promise<SDKResultMessage> {
-  let events = run.agent.stream(run.prompt, { signal });
+  const session = run.session;
+  let resumed: SDKResultMessage | undefined;
+  if (session && session.status !== "idle") {
+    resumed = await drive(
+      run,
+      run.agent.resumeStream({ sessionId: session.id }, { signal }),
+      signal,
+    );
+    if (resumed.subtype !== "success" || run.prompt === undefined) return resumed;
+  }
+  if (run.prompt === undefined)
+    throw new CliError(
+      `session ${session?.id ?? ""} has no unfinished run to resume; give a prompt to continue it.`,
+    );
+  const options = session ? { signal, sessionId: session.id } : { signal };
+  return drive(run, run.agent.stream(run.prompt, options), signal);
+}
+
+/** Streams through the renderer; a run paused for approvals resumes when `askApprovals` decides. */
+async function drive(
+  run: AgentRun,
+  stream: AsyncIterable<AgentEvent>,
+  signal: AbortSignal,
+): Promise<SDKResultMessage> {
+  let events = stream;
   while (true) {
     const result = await render(events, run.renderer);
     const pending = result.pending ?? [];
@@ -61,7 +98,9 @@ async function streamRun(run: AgentRun, signal: AbortSignal): Promise<SDKResultM
     if (pending.some((call) => call.reason !== "approval")) return result;
     const approvals = await askApprovals(pending, { terminal: run.terminal, signal });
     if (approvals === undefined) return result;
-    events = run.agent.resumeStream(result.state, { approvals, signal });
+    // A logged run resumes from its store, where the paused state was written.
+    const target = run.logged ? { sessionId: result.sessionId } : result.state;
+    events = run.agent.resumeStream(target, { approvals, signal });
   }
 }
 

@@ -8,6 +8,7 @@ import type {
   ToolRuntime,
 } from "../tools/types.ts";
 import type { EngineConfig } from "./config.ts";
+import type { RunJournal } from "./journal.ts";
 import type { Schedulable } from "./schedule.ts";
 import type { AgentEvent } from "./types.ts";
 
@@ -31,7 +32,11 @@ export type FailureReason =
   | "invalid_result"
   | "duplicate_id"
   | "incomplete"
-  | "no_output";
+  | "no_output"
+  /** Interrupted while its handler ran (a crash), and not idempotent: it may or may not have happened. */
+  | "outcome_unknown"
+  /** Not run: the session log could not record that it started. */
+  | "not_logged";
 
 /** One tool call as it moves through the batch. Mutated in place by the three phases. */
 export interface CallRecord extends Schedulable {
@@ -78,6 +83,8 @@ export interface CallEnvironment {
   runData: Map<string, unknown>;
   /** The sandbox policy in force (hardened preset), read once per run. */
   sandbox?: SandboxPolicy;
+  /** The session's write-ahead log, when the agent has a session store. */
+  journal?: RunJournal;
 }
 
 export function newCallRecord(id: string, name: string, rawInput: unknown): CallRecord {

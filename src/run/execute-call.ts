@@ -10,6 +10,7 @@ import {
   resultFromValue,
   toolCallOf,
 } from "./call.ts";
+import type { RunJournal } from "./journal.ts";
 import { toJsonValue } from "./json.ts";
 import type { AgentEvent } from "./types.ts";
 
@@ -40,6 +41,10 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
   if (record.result) return;
   const runtime = record.runtime!;
   const tool = record.tool!;
+  // Write-ahead: the handler runs only once the log says it started (design/sessions.md).
+  // (A tool without a handler, `execute: false`, only pauses for the app: nothing starts.)
+  const runsCode = runtime.execute !== undefined || runtime.onCalled !== undefined;
+  if (env.journal && runsCode && !(await logStarted(record, env.journal))) return;
   record.reachedHandler = true;
 
   // Only a call with a timeout needs a signal of its own; otherwise the run's signal is enough.
@@ -76,8 +81,10 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     },
     runData: runDataOf(env.runData),
     recordSnapshot: ({ path, content }) => {
-      // Apps (and, later, sessions) undo file changes from these events.
-      if (!ended) env.emit({ type: "skein.snapshot", callId: record.id, path, content });
+      // Apps undo file changes from these events; a session logs them, and the write waits for that.
+      if (ended) return;
+      env.emit({ type: "skein.snapshot", callId: record.id, path, content });
+      return env.journal?.snapshot(record.id, path, content);
     },
   };
   if (env.config.approval) context.approval = env.config.approval;
@@ -107,6 +114,23 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     if (controller) env.signal.removeEventListener("abort", forwardAbort);
   }
   await settle(record, runtime, settled, env);
+  // A failed write stops the journal; the run ends failed once the batch has settled.
+  if (env.journal && record.result)
+    await env.journal.result(record, record.result, env.runData).catch(() => {});
+}
+
+async function logStarted(record: CallRecord, journal: RunJournal): Promise<boolean> {
+  try {
+    await journal.started(record);
+    return true;
+  } catch (error) {
+    record.result = errorResult(
+      `Tool "${record.name}" was not run: the session log could not record that it started (${messageForModel(error)}).`,
+      "not_logged",
+    );
+    record.finishedAt = performance.now();
+    return false;
+  }
 }
 
 const runDataViews = new WeakMap<Map<string, unknown>, RunData>();

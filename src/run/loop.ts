@@ -10,9 +10,17 @@ import {
 import type { Model } from "../model/model.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
 import { type CallEnvironment, type CallRecord, errorResult, newCallRecord } from "./call.ts";
-import { callModel, resolveModel } from "./model-turn.ts";
+import type { RunEnd } from "./journal.ts";
+import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
 import { fillToolOutputs, pausedState, type RestoredRun } from "./state.ts";
-import type { ErrorInfo, PendingToolCall, SDKResultMessage, Step, StepToolCall } from "./types.ts";
+import type {
+  AgentEvent,
+  ErrorInfo,
+  PendingToolCall,
+  SDKResultMessage,
+  Step,
+  StepToolCall,
+} from "./types.ts";
 
 /** Everything one run carries from turn to turn. */
 export interface RunContext extends CallEnvironment {
@@ -23,7 +31,18 @@ export interface RunContext extends CallEnvironment {
   /** Every tool_use id in the transcript, to catch a model that repeats one. */
   seenIds: Set<string>;
   startedAt: number;
+  /** Between a turn_start and its turn_end. */
+  turnOpen?: boolean;
+  /** The session checkpoint this run's prompt opened (with a session store). */
+  checkpointId?: string;
 }
+
+/**
+ * Where a run recovered from its session log starts (design/sessions.md, "Recovery"): the
+ * interrupted batch (calls whose result was logged carry it and are never run again), or the
+ * final reply a crash left without its end. Otherwise the model is called with the transcript.
+ */
+export type Recovery = { records: CallRecord[] } | { finalText: string } | { callModel: true };
 
 /** How a turn (or a resumed batch) ended: the loop is a switch on this. */
 type TurnOutcome =
@@ -37,23 +56,48 @@ type TurnOutcome =
  * The agent loop: ask the model, run the tools it asked for, repeat until an outcome ends the run.
  * Resolves with the result message; rejects only with `AbortError`.
  */
-export async function runLoop(run: RunContext, restored?: RestoredRun): Promise<SDKResultMessage> {
+export async function runLoop(
+  run: RunContext,
+  restored?: RestoredRun,
+  recovery?: Recovery,
+): Promise<SDKResultMessage> {
+  let result: SDKResultMessage;
   try {
-    return await loop(run, restored);
+    result = await loop(run, restored, recovery);
   } catch (error) {
-    if (error instanceof AbortError) throw error;
-    // A defect of skein's own must still end the run with a result, never a hung stream.
-    return finish(run, "error_during_execution", { error: describeThrown(error) });
+    endTurn(run);
+    if (error instanceof AbortError) {
+      // The cancelled results go with the end entry; a log that failed already stays as it is.
+      await run.journal?.ended({ subtype: "aborted" }).catch(() => {});
+      throw error;
+    }
+    // A defect of skein's own (or a failed log write) must still end the run with a result.
+    result = finish(run, "error_during_execution", { error: describeThrown(error) });
   }
+  return closeJournal(run, result);
 }
 
-async function loop(run: RunContext, restored?: RestoredRun): Promise<SDKResultMessage> {
-  run.emit({ type: "run_start", sessionId: run.sessionId, resumed: restored !== undefined });
+async function loop(
+  run: RunContext,
+  restored?: RestoredRun,
+  recovery?: Recovery,
+): Promise<SDKResultMessage> {
+  const start: AgentEvent = {
+    type: "run_start",
+    sessionId: run.sessionId,
+    resumed: restored !== undefined || recovery !== undefined,
+  };
+  if (run.checkpointId !== undefined) start.checkpointId = run.checkpointId;
+  run.emit(start);
   if (run.config.sandbox) run.sandbox = await run.config.sandbox();
   const model = resolveModel(run.config);
-  let outcome: TurnOutcome = restored?.records
-    ? await resumeBatch(run, restored)
-    : { kind: "continue" };
+  // Write-ahead (a): the prompt is logged before the first model call of a new run.
+  if (!restored && !recovery) await run.journal?.input(run.messages.at(-1)!);
+  let outcome: TurnOutcome = { kind: "continue" };
+  if (restored?.records) outcome = await resumeBatch(run, restored);
+  else if (recovery && "records" in recovery) outcome = await recoverBatch(run, recovery.records);
+  else if (recovery && "finalText" in recovery)
+    outcome = { kind: "final", result: recovery.finalText };
   while (true) {
     switch (outcome.kind) {
       case "continue":
@@ -106,7 +150,7 @@ async function runTurn(run: RunContext, model: Model): Promise<TurnOutcome> {
 async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promise<TurnOutcome> {
   throwIfAborted(run);
   run.numTurns++;
-  run.emit({ type: "turn_start", turn: run.numTurns });
+  startTurn(run);
   const onToolCall = run.config.eager
     ? (call: { id: string; name: string; input: unknown }) => {
         const record = claimEarly(run, batch, call);
@@ -130,7 +174,12 @@ async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promi
   }
   if (!turn.ok) {
     await batch.abandon();
-    if (turn.partial) run.messages.push(turn.partial);
+    if (turn.partial) {
+      run.messages.push(turn.partial);
+      // Kept only marked incomplete; a log that cannot take it changes nothing of the failure.
+      await run.journal?.partial(turn.partial).catch(() => {});
+    }
+    endTurn(run, turn.partial);
     throwIfAborted(run);
     return { kind: "failed", error: turn.error };
   }
@@ -138,15 +187,18 @@ async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promi
   const records = claimToolCalls(run, batch, turn.message, turn.incompleteToolCalls);
   run.messages.push(turn.message);
   run.emit({ type: "message", message: turn.message });
-  run.steps.push({
+  const step: Step = {
     message: turn.message,
     toolCalls: [],
     usage: turn.usage,
     stopReason: turn.stopReason,
-  });
+  };
+  run.steps.push(step);
+  // Write-ahead (b): the complete reply, before any of its calls is prepared.
+  await run.journal?.reply(step);
 
   if (records.length === 0) {
-    run.emit({ type: "turn_end", turn: run.numTurns, message: turn.message, toolResults: [] });
+    endTurn(run, turn.message);
     return { kind: "final", result: textOf(turn.message.content) };
   }
   return settleBatch(run, records, await batch.run(records));
@@ -178,9 +230,21 @@ async function resumeBatch(run: RunContext, restored: RestoredRun): Promise<Turn
   await fillToolOutputs(restored);
   const records = restored.records!;
   const batch = new Batch(run);
+  startTurn(run);
   try {
     const outcome = await batch.resume(records, restored.runnable, restored.doneBlocks);
     return settleBatch(run, records, outcome);
+  } finally {
+    batch.dispose();
+  }
+}
+
+/** Runs the batch a crash interrupted: logged results are kept, the other calls are prepared afresh. */
+async function recoverBatch(run: RunContext, records: CallRecord[]): Promise<TurnOutcome> {
+  const batch = new Batch(run);
+  startTurn(run);
+  try {
+    return settleBatch(run, records, await batch.run(records));
   } finally {
     batch.dispose();
   }
@@ -190,11 +254,15 @@ async function resumeBatch(run: RunContext, restored: RestoredRun): Promise<Turn
 function settleBatch(run: RunContext, records: CallRecord[], outcome: BatchOutcome): TurnOutcome {
   if (outcome.aborted) {
     appendResults(run, records, outcome.blocks as ToolResultBlock[]);
+    endTurn(run, run.steps.at(-1)!.message, outcome.blocks as ToolResultBlock[]);
     throwIfAborted(run);
   }
   if (outcome.paused) {
     // The calls that already ran show on the paused result's steps; the rest join on resume.
     run.steps.at(-1)!.toolCalls = stepCalls(records.filter((record) => !record.pending));
+    // The stream ends here; a resumed run opens the turn again for the rest of its batch.
+    const done = outcome.blocks.filter((block): block is ToolResultBlock => block !== undefined);
+    endTurn(run, run.steps.at(-1)!.message, done);
     return { kind: "paused", records, blocks: outcome.blocks };
   }
   return completeBatch(run, records, outcome.blocks as ToolResultBlock[]);
@@ -207,14 +275,11 @@ function completeBatch(
   blocks: ToolResultBlock[],
 ): TurnOutcome {
   appendResults(run, records, blocks);
-  run.emit({
-    type: "turn_end",
-    turn: run.numTurns,
-    // The turn's assistant message; its results are in `toolResults`.
-    message: run.steps.at(-1)!.message,
-    toolResults: blocks,
-  });
+  // The turn's assistant message; its results are in `toolResults`.
+  endTurn(run, run.steps.at(-1)!.message, blocks);
 
+  // A write the log could not take: the run stops before the model sees these results.
+  if (run.journal?.failure) return { kind: "failed", error: describeThrown(run.journal.failure) };
   const failed = records.find((record) => record.failRun);
   if (failed?.failRun)
     return {
@@ -238,8 +303,10 @@ function completeBatch(
 }
 
 function appendResults(run: RunContext, records: CallRecord[], blocks: ToolResultBlock[]): void {
-  run.messages.push({ role: "user", content: blocks });
+  const message: Message = { role: "user", content: blocks };
+  run.messages.push(message);
   run.steps.at(-1)!.toolCalls = stepCalls(records);
+  run.journal?.results(message, run.steps.at(-1)!.toolCalls);
 }
 
 function stepCalls(records: CallRecord[]): StepToolCall[] {
@@ -350,9 +417,37 @@ function finish(
     messages: run.messages,
     steps: run.steps,
   };
+  if (run.checkpointId !== undefined) message.checkpointId = run.checkpointId;
   if (fields.structuredResult !== undefined) message.structuredResult = fields.structuredResult;
   if (fields.pending) message.pending = fields.pending;
   if (fields.state) message.state = fields.state;
   if (fields.error) message.error = fields.error;
   return message;
+}
+
+/**
+ * Closes the run in its session log: the paused state, or the end. A log that cannot take it
+ * fails the run closed (the result keeps its state, so nothing the app holds is lost).
+ */
+async function closeJournal(run: RunContext, result: SDKResultMessage): Promise<SDKResultMessage> {
+  const journal = run.journal;
+  if (!journal || journal.failure) return result;
+  try {
+    if (result.subtype === "paused") await journal.paused(result.state!);
+    else {
+      const end: RunEnd = { subtype: result.subtype, result: result.result };
+      if (result.error) end.error = result.error;
+      await journal.ended(end);
+    }
+    return result;
+  } catch (error) {
+    const failure = describeThrown(error);
+    return {
+      ...result,
+      subtype: "error_during_execution",
+      isError: true,
+      result: failure.message,
+      error: failure,
+    };
+  }
 }

@@ -1,8 +1,38 @@
 import { describeThrown, ModelError } from "../errors.ts";
-import type { ContentBlock, Message, Usage } from "../model/messages.ts";
+import type { ContentBlock, Message, ToolResultBlock, Usage } from "../model/messages.ts";
 import type { IncompleteToolCall, Model, StopReason } from "../model/model.ts";
 import type { EngineConfig } from "./config.ts";
 import type { AgentEvent, ErrorInfo } from "./types.ts";
+
+/** What a run needs to pair its turn events: its turn count, its sink and whether a turn is open. */
+interface TurnEvents {
+  numTurns: number;
+  emit: (event: AgentEvent) => void;
+  turnOpen?: boolean;
+}
+
+/**
+ * Opens a turn: a model call (`turns` counts it already), or a paused batch resumed. Every
+ * `turn_start` gets exactly one `turn_end` in the same stream, whatever ends the turn.
+ */
+export function startTurn(run: TurnEvents): void {
+  run.turnOpen = true;
+  run.emit({ type: "turn_start", turn: run.numTurns });
+}
+
+/**
+ * Closes the open turn (nothing when none is open). `message` is the turn's assistant message;
+ * for a model call that failed before any text, an empty one marked `incomplete`.
+ */
+export function endTurn(
+  run: TurnEvents,
+  message: Message = { role: "assistant", content: [], incomplete: true },
+  toolResults: ToolResultBlock[] = [],
+): void {
+  if (!run.turnOpen) return;
+  run.turnOpen = false;
+  run.emit({ type: "turn_end", turn: run.numTurns, message, toolResults });
+}
 
 export type ModelTurn =
   | {

@@ -1,5 +1,6 @@
 import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
 import type { Model } from "../model/model.ts";
+import type { SessionStore } from "../sessions/types.ts";
 import type {
   ApprovalHandler,
   CustomEvent,
@@ -80,7 +81,13 @@ export interface ErrorInfo {
 }
 
 export type AgentEvent =
-  | { type: "run_start"; sessionId: string; resumed: boolean }
+  | {
+      type: "run_start";
+      sessionId: string;
+      resumed: boolean;
+      /** With a session store: the checkpoint just before this run's prompt (`rewindFiles`). */
+      checkpointId?: string;
+    }
   | { type: "turn_start"; turn: number }
   | { type: "text_delta"; text: string }
   | { type: "thinking_delta"; thinking: string }
@@ -188,6 +195,11 @@ export interface SDKResultMessage {
   isError: boolean;
   numTurns: number;
   sessionId: string;
+  /**
+   * With a session store: the checkpoint just before this run's prompt (a resumed run carries the
+   * id of the run it continues); `agent.rewindFiles(sessionId, checkpointId)` and `forkSession` take it.
+   */
+  checkpointId?: string;
   usage: Usage;
   durationMs: number;
   messages: Message[];
@@ -241,11 +253,29 @@ export interface AgentOptions {
    * (in other processes) the same secret.
    */
   approvalSecret?: string;
+  /**
+   * Where runs are logged (design/sessions.md): `run(prompt, { sessionId })` continues the stored
+   * conversation, and `agent.resume({ sessionId })` continues a paused or crashed run from the
+   * store alone. `memoryStore()`, `sqliteStore()` from `skein/sqlite`, `postgresStore()` from
+   * `skein/postgres`, or your own.
+   */
+  sessionStore?: SessionStore;
 }
 
 export interface RunOptions {
   signal?: AbortSignal;
+  /** With a session store: the session to continue (a new one with this id if it has no entry). */
   sessionId?: string;
+  /**
+   * The conversation so far (a previous result's `messages`), for apps that keep their own
+   * history; the new prompt follows it. Not with a session store: one source of history.
+   */
+  messages?: Message[];
+}
+
+/** What `agent.resume` continues from the store alone: the session's unfinished run. */
+export interface SessionTarget {
+  sessionId: string;
 }
 
 export interface ResumeOptions {

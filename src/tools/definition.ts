@@ -57,6 +57,7 @@ export function createToolDefinition(spec: {
   if (options.timeoutMs !== undefined) definition.timeoutMs = options.timeoutMs;
   if (options.maxResultChars !== undefined) definition.maxResultChars = options.maxResultChars;
   if (options.ruleContent !== undefined) definition.ruleContent = options.ruleContent;
+  if (options.idempotent === true) definition.idempotent = true;
 
   const runtime: ToolRuntime = {
     ...spec.runtime,
@@ -74,6 +75,11 @@ function checkToolOptions(owner: string, options: ToolOptions<any>): void {
   assertFunction(owner, "prepareArguments", options.prepareArguments);
   assertFunction(owner, "ruleContent", options.ruleContent);
   assertOneOf(owner, "executionMode", options.executionMode, ["parallel", "sequential"]);
+  if (options.idempotent !== undefined && typeof options.idempotent !== "boolean") {
+    throw new ConfigurationError(
+      `${owner}: idempotent must be true or false, received ${describeValue(options.idempotent)}.`,
+    );
+  }
   assertOneOf(owner, "timeoutBehavior", options.timeoutBehavior, ["error_result", "fail_run"]);
   assertPositiveInteger(owner, "maxResultChars", options.maxResultChars);
   if (

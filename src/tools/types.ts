@@ -138,6 +138,12 @@ export interface ToolOptions<TInput = unknown> {
   maxResultChars?: number;
   /** The string permission rule patterns match against (permissions issue). */
   ruleContent?: (input: TInput) => string;
+  /**
+   * True when running the call again with the same input leaves the same outcome. A session run
+   * interrupted while such a call ran runs it again; any other tool's interrupted call is answered
+   * "outcome unknown" instead (design/sessions.md). Default false.
+   */
+  idempotent?: boolean;
 }
 
 export const toolRuntime: unique symbol = Symbol.for("skein.toolRuntime");
@@ -172,5 +178,7 @@ export interface ToolDefinition<TInput = any> {
   timeoutMs?: number;
   maxResultChars?: number;
   ruleContent?: (input: TInput) => string;
+  /** Present (true) only when the tool declared it. */
+  idempotent?: boolean;
   readonly [toolRuntime]: ToolRuntime;
 }

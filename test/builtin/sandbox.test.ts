@@ -155,31 +155,42 @@ describe("filesystem", () => {
     expect(readFileSync(join(fx.root, ".bashrc"), "utf8")).toBe("# rc\n");
   });
 
-  it("removes protected top-level entries a command creates, and says so", async () => {
+  it("cannot create protected top-level entries; removes those created below, and says so", async () => {
     mkdirSync(join(fx.root, ".git"));
     writeFileSync(join(fx.root, ".git", "config"), "[core]\n");
     const result = await sandboxed(
       [
-        "echo x > .mcp.json",
-        "mkdir -p .vscode && echo {} > .vscode/tasks.json",
-        "touch .bashrc",
-        "mkdir -p .skein && echo {} > .skein/settings.json",
-        "echo '[submodule]' > .gitmodules",
-        "ln -s sub .idea",
+        'echo x > .mcp.json; echo "top-mcp=$?"',
+        'mkdir -p .vscode && echo {} > .vscode/tasks.json; echo "top-vscode=$?"',
+        'touch .bashrc; echo "top-bashrc=$?"',
+        'mkdir -p .skein && echo {} > .skein/settings.json; echo "top-skein=$?"',
+        "echo '[submodule]' > .gitmodules; echo \"top-gitmodules=$?\"",
+        'ln -s sub .idea; echo "top-idea=$?"',
+        "mkdir -p sub/.vscode && echo {} > sub/.vscode/tasks.json",
+        "touch sub/.bashrc",
+        "mkdir -p new/deep/.skein && echo {} > new/deep/.skein/settings.json",
+        "ln -s ../new sub/.idea",
         'echo "[evil]" >> .git/config; echo "git=$?"',
         "echo fine > normal.txt",
         "mkdir -p sub/dir && echo fine > sub/dir/file.txt",
       ].join("; "),
     );
     expect(result.isError).toBe(true);
+    for (const name of ["mcp", "vscode", "bashrc", "skein", "gitmodules", "idea"]) {
+      expect(result.text).toMatch(new RegExp(`top-${name}=[1-9]`));
+    }
+    // The placeholders that stood in for the missing names are gone too.
     for (const name of [".mcp.json", ".vscode", ".bashrc", ".skein", ".gitmodules", ".idea"]) {
+      expect(existsSync(join(fx.root, name))).toBe(false);
+    }
+    for (const name of ["sub/.vscode", "sub/.bashrc", "new/deep/.skein", "sub/.idea"]) {
       expect(existsSync(join(fx.root, name))).toBe(false);
       expect(result.text).toContain(
         `the sandbox removed ${name}, which commands may not create (protected path)`,
       );
     }
     // The symlink went, not what it pointed at.
-    expect(existsSync(join(fx.root, "sub"))).toBe(true);
+    expect(existsSync(join(fx.root, "new", "deep"))).toBe(true);
     expect(result.text).toMatch(/git=[1-9]/);
     expect(readFileSync(join(fx.root, ".git", "config"), "utf8")).toBe("[core]\n");
     expect(result.text).not.toContain("removed .git,");
@@ -207,16 +218,19 @@ describe("filesystem", () => {
   });
 
   it("removes what a command created before it timed out", async () => {
-    const result = await sandboxed("touch .bashrc; mkdir .git; sleep 30", { timeout: 500 });
+    const result = await sandboxed("touch sub/.bashrc; mkdir sub/.git; touch .bashrc; sleep 30", {
+      timeout: 500,
+    });
     expect(result.text).toContain("timed out");
-    expect(result.text).toContain("the sandbox removed .bashrc");
-    expect(result.text).toContain("the sandbox removed .git");
+    expect(result.text).toContain("the sandbox removed sub/.bashrc");
+    expect(result.text).toContain("the sandbox removed sub/.git");
+    expect(existsSync(join(fx.root, "sub", ".bashrc"))).toBe(false);
+    expect(existsSync(join(fx.root, "sub", ".git"))).toBe(false);
     expect(existsSync(join(fx.root, ".bashrc"))).toBe(false);
-    expect(existsSync(join(fx.root, ".git"))).toBe(false);
   });
 
   it("removes what a background command created, in its output and status", async () => {
-    const started = await sandboxed("mkdir .husky && touch .husky/pre-commit", {
+    const started = await sandboxed("mkdir sub/.husky && touch sub/.husky/pre-commit", {
       run_in_background: true,
     });
     expect(started.isError).toBeFalsy();
@@ -224,8 +238,8 @@ describe("filesystem", () => {
     expect(fx.background.get("bash_1")?.status).toBe("failed");
     const read = await invoke(bashOutputTool(fx.env), { bash_id: "bash_1" });
     expect(read.text).toContain("the sandbox removed protected paths it created");
-    expect(read.text).toContain("the sandbox removed .husky, which commands may not create");
-    expect(existsSync(join(fx.root, ".husky"))).toBe(false);
+    expect(read.text).toContain("the sandbox removed sub/.husky, which commands may not create");
+    expect(existsSync(join(fx.root, "sub", ".husky"))).toBe(false);
   });
 
   it("masks files and directories that Read deny rules cover (C14)", async () => {

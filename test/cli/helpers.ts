@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -47,6 +48,21 @@ export function cleanEnv(env: Record<string, string | undefined> = {}): NodeJS.P
   return base;
 }
 
+let workspace: string | undefined;
+
+/**
+ * The command's working directory unless a test gives one: a temp directory, so the session log
+ * every run writes (`.skein/sessions.db`) never lands in the repository.
+ */
+function defaultWorkspace(): string {
+  if (!workspace) {
+    const dir = mkdtempSync(join(tmpdir(), "skein-cli-"));
+    workspace = dir;
+    process.once("exit", () => rmSync(dir, { recursive: true, force: true }));
+  }
+  return workspace;
+}
+
 export function startCli(
   args: string[],
   options: {
@@ -62,7 +78,7 @@ export function startCli(
     ? [BUILT_ENTRY]
     : ["--import", import.meta.resolve("tsx"), SOURCE_ENTRY];
   const child = spawn(process.execPath, [...entry, ...args], {
-    cwd: options.cwd ?? ROOT,
+    cwd: options.cwd ?? defaultWorkspace(),
     env: cleanEnv(options.env),
     stdio: ["pipe", "pipe", "pipe"],
   });

@@ -32,9 +32,11 @@ describe('skein "prompt"', () => {
     expect(result.stdoutChunks.length).toBeGreaterThan(2);
     const status = lines(result.stderr);
     expect(status[0]).toBe(`skein · anthropic claude-sonnet-4-6 at ${server.url}`);
-    expect(status.at(-1)).toMatch(
+    expect(status.at(-2)).toMatch(
       /^usage: 1,200 input, 34 output tokens; 800 cache reads, 0 cache writes · 1 turn · [\d.]+ m?s$/,
     );
+    // The run is logged in the workspace's store; its id is the last line.
+    expect(status.at(-1)).toMatch(/^session [0-9a-f-]{36}$/);
 
     expect(server.requests).toHaveLength(1);
     const [request] = server.requests;
@@ -82,7 +84,7 @@ describe('skein "prompt"', () => {
     });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("Hi over chat completions.\n");
-    expect(lines(result.stderr).at(-1)).toMatch(/^usage: 10 input, 5 output tokens;/);
+    expect(lines(result.stderr).at(-2)).toMatch(/^usage: 10 input, 5 output tokens;/);
     const [request] = server.requests;
     expect(request).toMatchObject({
       protocol: "openai",

@@ -3,9 +3,12 @@
  * and KillShell stops. Each runs as a task of the agent's background registry (which stops them
  * all on shutdown and owns their status); this file adds what the registry does not know about
  * shells: their output buffer, how far BashOutput has read it, and how the process ended. Ids
- * are `bash_N`, never one the registry already holds.
+ * are `bash_N`, never one the registry already holds. Under the hardened preset a shell stops
+ * when the run that started it ends (and its sandbox sweeps then), so nothing it does outlives
+ * the run; outside the preset it lives until KillShell, `agent.close()` or the process's exit.
  */
 import type { BackgroundTasks, ToolContext } from "../../tools/types.ts";
+import { endWithRun, rootOf } from "../background.ts";
 import { BuiltinToolError } from "../define.ts";
 import type { BuiltinEnvironment } from "../environment.ts";
 import { OutputBuffer } from "./output.ts";
@@ -26,11 +29,13 @@ interface ShellRegistry {
 
 const registries = new WeakMap<BackgroundTasks, ShellRegistry>();
 
+/** Keyed by the agent's registry: each run sees it through a view of its own. */
 function shellsOf(registry: BackgroundTasks): ShellRegistry {
-  let shells = registries.get(registry);
+  const root = rootOf(registry);
+  let shells = registries.get(root);
   if (!shells) {
     shells = { shells: new Map(), counter: 0 };
-    registries.set(registry, shells);
+    registries.set(root, shells);
   }
   return shells;
 }
@@ -90,6 +95,7 @@ export function startBackground(
       return status;
     },
   });
+  if (run.sandbox) endWithRun(registry, id);
   return id;
 }
 

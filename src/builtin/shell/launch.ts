@@ -4,19 +4,22 @@
  * credentials. Under it the command always runs in bubblewrap with an allow-listed environment
  * and with the workspace paths matched by `Read(...)` deny rules masked; when the sandbox is
  * unavailable, or there are too many paths to mask, the call is refused before anything runs,
- * because a command never runs unsandboxed under the preset. The protected top-level entries are
- * recorded at launch, so that `runShell` can remove those the command creates.
+ * because a command never runs unsandboxed under the preset. The protected entries are guarded
+ * by `prepareSandboxRun` (sandbox-guard.ts), which `runShell` calls just before the spawn.
  */
 import { dirname } from "node:path";
-import { glob } from "tinyglobby";
+import { MATCH_STALL_MS, MatchTooSlowError, runBounded } from "../bounded-match.ts";
 import { BuiltinToolError } from "../define.ts";
 import type { BuiltinEnvironment } from "../environment.ts";
-import { bwrapArgs, canonicalExisting, probeSandbox, snapshotProtected } from "../sandbox.ts";
+import { canonicalExisting, probeSandbox } from "../sandbox.ts";
+import { prepareSandboxRun } from "../sandbox-guard.ts";
 import { sandboxEnvironment, scrubbedEnvironment } from "../shell-env.ts";
 import type { ShellLaunch } from "./process.ts";
 
 /** At most this many paths matched by Read deny rules are masked in the sandbox. */
 const MAX_MASKED_PATHS = 1_000;
+/** Time for finding those paths. */
+const DENIED_PATHS_TIMEOUT_MS = 30_000;
 
 export type Sandbox = { bwrap: string; root: string; maskPaths: string[] };
 
@@ -44,15 +47,38 @@ async function deniedPaths(env: BuiltinEnvironment): Promise<string[]> {
   const patterns = env.readDenyPatterns.map(toGlob).filter((p): p is string => p !== undefined);
   if (patterns.length === 0) return [];
   const root = env.workspace.root;
-  const found = await glob(patterns, {
-    cwd: root,
-    absolute: true,
-    dot: true,
-    onlyFiles: false,
-    expandDirectories: false,
-    followSymbolicLinks: false,
-    caseSensitiveMatch: false,
-  });
+  // In the matcher worker: a deny pattern with several wildcards can backtrack on the names the
+  // model gave its files, and must not freeze the process. A search cut short masks too little.
+  const refused = (why: string) =>
+    new BuiltinToolError(
+      `The command was not run: finding the paths the Read deny rules name ${why}, so the sandbox could not mask them all. Use simpler Read deny patterns (such as "**/*.env" or "secrets/**"), or remove what makes the workspace so large.`,
+    );
+  let found: string[];
+  try {
+    const crawl = await runBounded(
+      "glob",
+      {
+        patterns,
+        options: {
+          cwd: root,
+          absolute: true,
+          dot: true,
+          onlyFiles: false,
+          expandDirectories: false,
+          followSymbolicLinks: false,
+          caseSensitiveMatch: false,
+        },
+        confine: root,
+        timeoutMs: DENIED_PATHS_TIMEOUT_MS,
+      },
+      { limitMs: DENIED_PATHS_TIMEOUT_MS + MATCH_STALL_MS },
+    );
+    if (crawl.stopped) throw refused(`took over ${DENIED_PATHS_TIMEOUT_MS / 1000} s`);
+    found = crawl.paths;
+  } catch (error) {
+    if (error instanceof MatchTooSlowError) throw refused(`was stopped (${error.message})`);
+    throw error;
+  }
   const canonical = [...new Set(found.map((p) => canonicalExisting(p.replace(/\/$/, ""))))]
     .filter((p): p is string => p !== undefined && p !== root)
     .sort((a, b) => a.length - b.length);
@@ -88,9 +114,9 @@ function toGlob(pattern: string): string | undefined {
 export function shellRun(sandbox: Sandbox | undefined, command: string, cwd: string): ShellLaunch {
   if (!sandbox) return { command, cwd, env: scrubbedEnvironment() };
   const inner = sandboxEnvironment(sandbox.root);
-  // Before the mounts are decided: an entry that appears in between counts as the command's.
-  const protectedBefore = snapshotProtected(sandbox.root);
-  const args = bwrapArgs({ root: sandbox.root, cwd, maskPaths: sandbox.maskPaths, env: inner });
+  const { root, maskPaths } = sandbox;
+  // Right before the spawn: the mounts follow the workspace as it is then.
+  const prepare = () => prepareSandboxRun({ root, cwd, maskPaths, env: inner });
   // bwrap itself needs nothing from our environment; --clearenv gives the command `inner` only.
-  return { command, cwd, env: inner, sandbox: { bwrap: sandbox.bwrap, args, protectedBefore } };
+  return { command, cwd, env: inner, sandbox: { bwrap: sandbox.bwrap, prepare } };
 }

@@ -1,43 +1,36 @@
 /**
  * One shell process: spawns the command with bash (or, under the hardened preset, bash inside
- * bubblewrap) and waits for its end. The command runs detached in its own process group so that
- * a timeout or an abort can kill everything it started, not just the shell; groups still alive
- * when this process exits are killed too. A small wrapper script merges stderr into stdout (one
+ * bubblewrap) and waits for its end. The command runs detached in its own process group, with a
+ * marker in its environment, so that a timeout or an abort can kill everything it started, also
+ * what left the group (tree.ts); trees still alive when this process exits are killed too. A small wrapper script merges stderr into stdout (one
  * pipe keeps their order) and reports the final working directory on fd 3, which is how the
  * session learns about a `cd` without parsing the command.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable } from "node:stream";
-import { type ProtectedSnapshot, sweepProtected } from "../sandbox.ts";
+import type { SandboxRun } from "../sandbox-guard.ts";
 import { decodeInto, type OutputBuffer } from "./output.ts";
+import { newMarker, signalTree, TREE_MARKER } from "./tree.ts";
 
 /** Between SIGTERM and SIGKILL of a process group. */
 export const KILL_GRACE_MS = 1_000;
 /** After the shell exits, how long leftover `&` children may hold the output pipes open. */
 const DRAIN_MS = 250;
-/** After a sandbox is killed, before the second sweep of protected entries. */
-const SETTLE_MS = 250;
 
 const SHELL = existsSync("/bin/bash") ? "/bin/bash" : "/bin/sh";
 
-/** Process groups still to kill if this process exits (one hook for all). */
-const liveGroups = new Set<number>();
+/** Process groups (with their tree markers) still to kill if this process exits (one hook for all). */
+const liveGroups = new Map<number, string>();
 let groupHookInstalled = false;
 
-function trackGroup(pid: number): void {
-  liveGroups.add(pid);
+function trackGroup(pid: number, marker: string): void {
+  liveGroups.set(pid, marker);
   if (groupHookInstalled) return;
   groupHookInstalled = true;
   process.once("exit", () => {
-    for (const group of liveGroups) killGroup(group, "SIGKILL");
+    for (const [group, marker] of liveGroups) signalTree(group, marker, "SIGKILL");
   });
-}
-
-function killGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {}
 }
 
 export interface ShellRun {
@@ -45,10 +38,10 @@ export interface ShellRun {
   cwd: string;
   env: Record<string, string>;
   /**
-   * Run inside bubblewrap: its path, the arguments before the shell, and the protected top-level
-   * entries before the command (the ones it creates are removed when it ends).
+   * Run inside bubblewrap: its path, and what guards the workspace for this command (prepared
+   * just before the spawn: the arguments before the shell; finished after the end: the sweep).
    */
-  sandbox?: { bwrap: string; args: string[]; protectedBefore?: ProtectedSnapshot };
+  sandbox?: { bwrap: string; prepare(): Promise<SandboxRun> };
   signal: AbortSignal;
   timeoutMs?: number;
   output: OutputBuffer;
@@ -86,34 +79,39 @@ function wrapCommand(command: string): string {
 
 /**
  * Runs one command to its end, killing its whole process group on timeout or abort. Under the
- * sandbox, then removes the protected top-level entries the command created.
+ * sandbox, then removes the protected entries the command created (sandbox-guard.ts).
  */
 export async function runShell(run: ShellRun): Promise<ShellOutcome> {
-  const outcome = await runProcess(run);
-  const snapshot = run.sandbox?.protectedBefore;
-  if (!snapshot) return outcome;
-  const removed = await sweepProtected(snapshot);
-  if (outcome.timedOut || outcome.aborted || outcome.signal) {
-    // The outer bwrap died first; what ran inside is killed just after it. Sweep once more.
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
-    removed.push(...(await sweepProtected(snapshot)));
+  if (!run.sandbox) return runProcess(run);
+  let sandbox: SandboxRun;
+  try {
+    sandbox = await run.sandbox.prepare();
+  } catch (error) {
+    const spawnError = error instanceof Error ? error.message : String(error);
+    return { exitCode: null, signal: null, timedOut: false, aborted: false, spawnError };
   }
+  const outcome = await runProcess(run, sandbox);
+  const removed = await sandbox.finish(outcome.timedOut || outcome.aborted || !!outcome.signal);
   if (removed.length > 0) outcome.removedProtected = removed;
   return outcome;
 }
 
-function runProcess(run: ShellRun): Promise<ShellOutcome> {
+function runProcess(run: ShellRun, sandbox?: SandboxRun): Promise<ShellOutcome> {
   const outcome: ShellOutcome = { exitCode: null, signal: null, timedOut: false, aborted: false };
   if (run.signal.aborted) return Promise.resolve({ ...outcome, aborted: true });
   const script = wrapCommand(run.command);
-  const [file, args] = run.sandbox
-    ? [run.sandbox.bwrap, [...run.sandbox.args, SHELL, "-c", script]]
-    : [SHELL, ["-c", script]];
+  const [file, args] =
+    run.sandbox && sandbox
+      ? [run.sandbox.bwrap, [...sandbox.args, SHELL, "-c", script]]
+      : [SHELL, ["-c", script]];
+  const marker = newMarker();
   const child = spawn(file, args, {
     cwd: run.cwd,
-    env: run.env,
+    // Every descendant inherits the marker, also those that leave the group (tree.ts).
+    env: { ...run.env, [TREE_MARKER]: marker },
     detached: true,
-    stdio: ["ignore", "pipe", "pipe", "pipe"],
+    // Under the sandbox, fd 4 on: the seccomp program bwrap reads.
+    stdio: ["ignore", "pipe", "pipe", "pipe", ...(sandbox?.fds ?? [])],
   });
 
   return new Promise((resolve) => {
@@ -129,10 +127,10 @@ function runProcess(run: ShellRun): Promise<ShellOutcome> {
 
     const stop = (): void => {
       if (pid === undefined || killTimer || exited) return;
-      killGroup(pid, "SIGTERM");
+      signalTree(pid, marker, "SIGTERM");
       // Still runs after the shell exits: a child that ignores SIGTERM must die too.
       killTimer = setTimeout(() => {
-        killGroup(pid, "SIGKILL");
+        signalTree(pid, marker, "SIGKILL");
         liveGroups.delete(pid);
       }, KILL_GRACE_MS);
       killTimer.unref();
@@ -168,7 +166,7 @@ function runProcess(run: ShellRun): Promise<ShellOutcome> {
       if (open === 0 && exited) finish();
     };
 
-    if (pid !== undefined) trackGroup(pid);
+    if (pid !== undefined) trackGroup(pid, marker);
     run.signal.addEventListener("abort", onAbort, { once: true });
     for (const stream of streams) {
       decodeInto(stream, run.output);

@@ -1,0 +1,137 @@
+/**
+ * `npm run bench -- sessions` (design/sessions.md, "Speed"): what the write-ahead log costs. 50
+ * turns of one trivial tool call each on a scripted model, runs interleaved: no store,
+ * `memoryStore()`, `sqliteStore` on a file in the temp directory (WAL, "normal") and "full".
+ * Reported: the minimum wall time per tool call (the machine is shared: medians wander), the
+ * appends per turn, and the same with a model that answers after 2 ms.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { toolTurns } from "./engine-baseline.ts";
+import { collectGarbage, skein, TABLE_HEADER, testing, us, verdict } from "./support.ts";
+
+const { createBareAgent, memoryStore, tool } = skein;
+const { scriptedModel } = testing;
+const { sqliteStore } = (await import(
+  new URL("../dist/sessions/sqlite.js", import.meta.url).href
+)) as typeof import("skein/sqlite");
+
+type SessionStore = import("skein").SessionStore;
+
+const TURNS = 50;
+const RUNS = 21;
+
+const echo = tool("echo", "Echo", z.object({ n: z.number() }), async ({ n }) => `${n}`);
+
+/** A store that counts its appends. */
+function counting(store: SessionStore): SessionStore & { appends: number } {
+  const counted = Object.assign(Object.create(store) as SessionStore, { appends: 0 });
+  counted.append = (sessionId, seq, entries) => {
+    counted.appends++;
+    return store.append(sessionId, seq, entries);
+  };
+  return counted as SessionStore & { appends: number };
+}
+
+interface Variant {
+  label: string;
+  open?: () => SessionStore;
+}
+
+async function oneRun(variant: Variant, modelDelayMs: number, index: number) {
+  const script = toolTurns(TURNS, 1, "echo");
+  const model =
+    modelDelayMs === 0
+      ? scriptedModel(script)
+      : scriptedModel(async (_request, turn) => {
+          await new Promise((resolve) => setTimeout(resolve, modelDelayMs));
+          return script[turn]!;
+        });
+  const store = variant.open ? counting(variant.open()) : undefined;
+  const agent = createBareAgent({
+    model,
+    tools: [echo],
+    ...(store ? { sessionStore: store } : {}),
+  });
+  collectGarbage();
+  const started = performance.now();
+  const result = await agent.run("go", { sessionId: `bench-${index}` });
+  const elapsed = performance.now() - started;
+  if (result.subtype !== "success") throw new Error(`bench run failed: ${result.result}`);
+  await store?.close();
+  return { perCallUs: (elapsed * 1000) / TURNS, appendsPerTurn: store ? store.appends / TURNS : 0 };
+}
+
+export async function sessionsBench(): Promise<{ rows: string[][]; notes: string }> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "skein-bench-sessions-"));
+  let file = 0;
+  const sqlite = (synchronous: "normal" | "full") => () =>
+    sqliteStore({ path: path.join(dir, `s${file++}.db`), synchronous });
+  const variants: Variant[] = [
+    { label: "no store" },
+    { label: "memoryStore" },
+    { label: "sqlite normal" },
+    { label: "sqlite full" },
+  ];
+  variants[1]!.open = memoryStore;
+  variants[2]!.open = sqlite("normal");
+  variants[3]!.open = sqlite("full");
+  try {
+    const measure = async (modelDelayMs: number, runs: number) => {
+      const best = new Map<string, { perCallUs: number; appendsPerTurn: number }>();
+      for (let index = 0; index < runs + 2; index++) {
+        // Interleaved, rotating which goes first, so drift hits every variant alike.
+        for (let k = 0; k < variants.length; k++) {
+          const variant = variants[(index + k) % variants.length]!;
+          const outcome = await oneRun(variant, modelDelayMs, index);
+          if (index < 2) continue; // warm-up
+          const previous = best.get(variant.label);
+          if (!previous || outcome.perCallUs < previous.perCallUs) best.set(variant.label, outcome);
+        }
+      }
+      return best;
+    };
+    const fast = await measure(0, RUNS);
+    const slow = await measure(2, 7);
+    const base = fast.get("no store")!.perCallUs;
+    const slowBase = slow.get("no store")!.perCallUs;
+    const rows = [TABLE_HEADER];
+    for (const { label } of variants.slice(1)) {
+      const added = fast.get(label)!.perCallUs - base;
+      const appends = fast.get(label)!.appendsPerTurn;
+      const slowAdded = slow.get(label)!.perCallUs / slowBase - 1;
+      rows.push([
+        `${label}: added per tool call`,
+        us(fast.get(label)!.perCallUs),
+        us(base),
+        `+${us(added)}`,
+        label === "sqlite normal" ? "≤ +100 µs" : "",
+        label === "sqlite normal" ? verdict(added <= 100) : "",
+      ]);
+      rows.push([
+        `${label}: appends per one-tool turn`,
+        appends.toFixed(2),
+        "",
+        "",
+        "≤ 3",
+        verdict(appends <= 3),
+      ]);
+      rows.push([
+        `${label}: with a 2 ms model`,
+        us(slow.get(label)!.perCallUs),
+        us(slowBase),
+        `+${(slowAdded * 100).toFixed(1)}%`,
+        label === "sqlite normal" ? "< 10%" : "",
+        label === "sqlite normal" ? verdict(slowAdded < 0.1) : "",
+      ]);
+    }
+    return {
+      rows,
+      notes: `Minimum over ${RUNS} interleaved runs (7 with the 2 ms model) of ${TURNS} one-tool turns each, per tool call; "appends" counts store.append calls.`,
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

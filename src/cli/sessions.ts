@@ -1,0 +1,90 @@
+// The command's session store (.skein/sessions.db of the workspace), and `skein sessions`.
+
+import path from "node:path";
+import { ConfigurationError, loadSession, type SessionStore } from "../index.ts";
+import { CliError } from "./failure.ts";
+import { oneLine, truncate } from "./format.ts";
+import type { Terminal } from "./terminal.ts";
+
+/** Where the command logs its runs, relative to the working directory. */
+export const STORE_PATH = path.join(".skein", "sessions.db");
+
+export interface CliStore {
+  store: SessionStore;
+  /** The database file, for messages. */
+  path: string;
+}
+
+/**
+ * The workspace's SQLite store; undefined (with the reason) when better-sqlite3 is not
+ * installed, so plain runs go on without a log.
+ */
+export async function openCliStore(
+  cwd: string,
+): Promise<{ store: CliStore } | { missing: string }> {
+  const file = path.join(cwd, STORE_PATH);
+  try {
+    const { sqliteStore } = await import("../sessions/sqlite.ts");
+    return { store: { store: sqliteStore({ path: file }), path: file } };
+  } catch (error) {
+    // Only a missing or unloadable driver is tolerated; any other failure is the user's to see.
+    if (error instanceof ConfigurationError && /npm install/.test(error.message))
+      return { missing: oneLine(error.message) };
+    throw error;
+  }
+}
+
+/** The store, or the error `--continue`, `--resume` and `sessions` give without one. */
+export async function requireCliStore(cwd: string): Promise<CliStore> {
+  const opened = await openCliStore(cwd);
+  if ("missing" in opened)
+    throw new CliError(
+      `sessions need the SQLite driver, which is not installed (${opened.missing}).`,
+    );
+  return opened.store;
+}
+
+/** The session `--continue` (the most recently updated) or `--resume <id>` names. */
+export async function pickSession(
+  cli: CliStore,
+  choice: { continue?: boolean; resume?: string },
+): Promise<{ id: string; status: "idle" | "paused" | "interrupted" }> {
+  const id = choice.resume ?? (await cli.store.list())[0]?.sessionId;
+  if (id === undefined) throw new CliError(`no session to continue in ${cli.path}.`);
+  const session = await loadSession(cli.store, id);
+  if (!session)
+    throw new CliError(`no session "${id}" in ${cli.path}; list them with skein sessions.`);
+  return { id, status: session.status };
+}
+
+/**
+ * `skein sessions`: one line per session, newest first (`<id>  <updated>  <status>  <first
+ * prompt>`), or with `--json` one object per line (loadSession's fields without messages).
+ */
+export async function listSessions(options: {
+  json: boolean;
+  terminal: Terminal;
+}): Promise<number> {
+  const cli = await requireCliStore(process.cwd());
+  try {
+    for (const info of await cli.store.list()) {
+      const session = await loadSession(cli.store, info.sessionId);
+      if (!session) continue;
+      const { messages: _messages, ...fields } = session;
+      if (options.json) {
+        options.terminal.stdout.write(
+          `${JSON.stringify({ ...fields, createdAt: info.createdAt, updatedAt: info.updatedAt })}\n`,
+        );
+        continue;
+      }
+      const prompt = truncate(oneLine(session.checkpoints[0]?.prompt ?? ""), 60);
+      const updated = new Date(info.updatedAt).toISOString();
+      options.terminal.stdout.write(
+        `${info.sessionId}  ${updated}  ${session.status}  ${prompt}\n`,
+      );
+    }
+    return 0;
+  } finally {
+    await cli.store.close();
+  }
+}

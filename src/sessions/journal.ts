@@ -1,0 +1,221 @@
+// A run's write-ahead log over a SessionStore: serialised appends, an expected seq, fail closed.
+
+import { SessionConflictError, SessionStoreError } from "../errors.ts";
+import { emptyUsage, type Message } from "../model/messages.ts";
+import type { RunDataSnapshot, RunEnd, RunJournal } from "../run/journal.ts";
+import { toJsonValue } from "../run/json.ts";
+import { canonicalJson, sealValue } from "../run/seal.ts";
+import type { RunState, Step, StepToolCall } from "../run/types.ts";
+import type { ToolResult } from "../tools/types.ts";
+import { encodeEntry, type LogEntry } from "./log-entries.ts";
+import type { SessionStore } from "./types.ts";
+
+/** Delays before the two retries of a failed append (a conflict is never retried). */
+const RETRY_DELAYS_MS = [50, 200];
+
+interface Waiting {
+  entries: LogEntry[];
+  resolve: () => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * Appends one run's entries to its session. Appends are serialised (each at the session's last
+ * seq + 1, so a second writer of the same session loses every race), and entries written while an
+ * append is in flight share the next one. The first failure stops the journal: every later write
+ * rejects with it, so no guarded step runs after a write that did not happen.
+ */
+export class SessionJournal implements RunJournal {
+  readonly #store: SessionStore;
+  readonly #sessionId: string;
+  readonly #runId: string;
+  readonly #secret: string | undefined;
+  #lastSeq: number;
+  /** The batch's results message, written with the next entry. */
+  #deferred: LogEntry[] = [];
+  #waiting: Waiting[] = [];
+  #writing = false;
+  #failure: Error | undefined;
+  #loggedRunData = "{}";
+  /** How many appends reached the store (the sessions benchmark reports it). */
+  appends = 0;
+
+  constructor(options: {
+    store: SessionStore;
+    sessionId: string;
+    runId: string;
+    lastSeq: number;
+    secret: string | undefined;
+  }) {
+    this.#store = options.store;
+    this.#sessionId = options.sessionId;
+    this.#runId = options.runId;
+    this.#lastSeq = options.lastSeq;
+    this.#secret = options.secret;
+  }
+
+  get failure(): Error | undefined {
+    return this.#failure;
+  }
+
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  /** Starts from runData the session already holds, so an unchanged map is not logged again. */
+  knowRunData(data: Record<string, unknown>): void {
+    this.#loggedRunData = canonicalJson(data);
+  }
+
+  input(message: Message): Promise<void> {
+    return this.#write({ type: "input", runId: this.#runId, checkpointId: this.#runId, message });
+  }
+
+  reply(step: Step): Promise<void> {
+    return this.#write({
+      type: "reply",
+      runId: this.#runId,
+      message: step.message,
+      usage: { ...emptyUsage(), ...step.usage },
+      stopReason: step.stopReason ?? "end_turn",
+    });
+  }
+
+  partial(message: Message): Promise<void> {
+    return this.#write({ type: "partial", runId: this.#runId, message });
+  }
+
+  started(call: { id: string; name: string; input: unknown }): Promise<void> {
+    return this.#write({
+      type: "started",
+      runId: this.#runId,
+      callId: call.id,
+      name: call.name,
+      inputHash: inputHash(call.input),
+    });
+  }
+
+  result(
+    call: { id: string; name: string },
+    result: ToolResult,
+    runData: RunDataSnapshot,
+  ): Promise<void> {
+    const entry: LogEntry = {
+      type: "result",
+      runId: this.#runId,
+      callId: call.id,
+      name: call.name,
+      result: toJsonValue(result) as ToolResult,
+    };
+    // runData is logged when the call changed it, sealed as a paused state's is.
+    const data = toJsonValue(Object.fromEntries(runData)) as Record<string, unknown>;
+    const text = canonicalJson(data);
+    if (text !== this.#loggedRunData) {
+      this.#loggedRunData = text;
+      entry.runData = { data, seal: sealValue(this.#secret, [this.#sessionId, data]) };
+    }
+    return this.#write(entry);
+  }
+
+  results(message: Message, toolCalls: StepToolCall[]): void {
+    this.#deferred.push({
+      type: "results",
+      runId: this.#runId,
+      message,
+      toolCalls: toJsonValue(toolCalls) as StepToolCall[],
+    });
+  }
+
+  paused(state: RunState): Promise<void> {
+    return this.#write({ type: "paused", runId: this.#runId, state });
+  }
+
+  /** The recoverer's marker: it loses the race when another process took the run first. */
+  resumed(): Promise<void> {
+    return this.#write({ type: "resumed", runId: this.#runId });
+  }
+
+  ended(end: RunEnd): Promise<void> {
+    return this.#write({ type: "end", runId: this.#runId, ...end });
+  }
+
+  snapshot(callId: string, path: string, content: string | null): Promise<void> {
+    return this.#write({ type: "snapshot", runId: this.#runId, callId, path, content });
+  }
+
+  #write(entry: LogEntry): Promise<void> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    const entries = [...this.#deferred.splice(0), entry];
+    return new Promise<void>((resolve, reject) => {
+      this.#waiting.push({ entries, resolve, reject });
+      if (!this.#writing) void this.#drain();
+    });
+  }
+
+  /** Writes everything waiting in one append, until nothing waits. */
+  async #drain(): Promise<void> {
+    this.#writing = true;
+    while (this.#waiting.length > 0) {
+      const group = this.#waiting.splice(0);
+      try {
+        if (this.#failure) throw this.#failure;
+        const texts = group.flatMap((waiting) => waiting.entries.map(encodeEntry));
+        await this.#append(texts);
+        for (const waiting of group) waiting.resolve();
+      } catch (error) {
+        this.#failure ??= asJournalError(error, this.#sessionId);
+        for (const waiting of group) waiting.reject(this.#failure);
+      }
+    }
+    this.#writing = false;
+  }
+
+  async #append(texts: string[]): Promise<void> {
+    const seq = this.#lastSeq + 1;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        this.appends++;
+        await this.#store.append(this.#sessionId, seq, texts);
+        this.#lastSeq += texts.length;
+        return;
+      } catch (error) {
+        // A retried append whose first try did commit (its answer was lost) finds itself there.
+        if (
+          error instanceof SessionConflictError &&
+          attempt > 0 &&
+          (await this.#landed(seq, texts))
+        ) {
+          this.#lastSeq += texts.length;
+          return;
+        }
+        if (error instanceof SessionConflictError || attempt >= RETRY_DELAYS_MS.length) throw error;
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
+      }
+    }
+  }
+
+  async #landed(seq: number, texts: string[]): Promise<boolean> {
+    try {
+      const rows = await this.#store.read(this.#sessionId, { after: seq - 1 });
+      return (
+        rows.length >= texts.length &&
+        texts.every((text, index) => rows[index]?.seq === seq + index && rows[index]?.data === text)
+      );
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** A hash of a call's canonical input, for its `started` entry. */
+export function inputHash(input: unknown): string {
+  return sealValue("skein.input", input);
+}
+
+function asJournalError(error: unknown, sessionId: string): Error {
+  if (error instanceof SessionConflictError || error instanceof SessionStoreError) return error;
+  return new SessionStoreError(
+    `The session store failed to log session "${sessionId}" (${error instanceof Error ? error.message : String(error)}), after retries; the run stopped before the step that write guarded.`,
+    { cause: error },
+  );
+}
