@@ -228,7 +228,7 @@ export class APIConnectionError extends ModelError {
   override name = "APIConnectionError";
 }
 
-/** No response headers within `timeoutMs`, or no stream event within `idleTimeoutMs`. */
+/** No response headers within `timeoutMs`, no stream event within `idleTimeoutMs`, or an attempt past `totalTimeoutMs`. */
 export class APITimeoutError extends APIConnectionError {
   override name = "APITimeoutError";
 }

@@ -1,6 +1,7 @@
 import { anthropic, type Model, openai } from "../index.ts";
 import { ANTHROPIC_DEFAULT_BASE_URL } from "../model/anthropic.ts";
 import { OPENAI_DEFAULT_BASE_URL } from "../model/openai.ts";
+import { environmentKey } from "../model/provider-options.ts";
 import { CliError } from "./failure.ts";
 
 export type ProviderName = "anthropic" | "openai";
@@ -19,16 +20,18 @@ export interface ResolvedProvider {
   baseURL: string;
 }
 
-const PROVIDERS: Record<ProviderName, { prefix: string; defaultBaseURL: string }> = {
-  anthropic: { prefix: "ANTHROPIC", defaultBaseURL: ANTHROPIC_DEFAULT_BASE_URL },
-  openai: { prefix: "OPENAI", defaultBaseURL: OPENAI_DEFAULT_BASE_URL },
-};
+const PROVIDERS: Record<ProviderName, { prefix: "ANTHROPIC" | "OPENAI"; defaultBaseURL: string }> =
+  {
+    anthropic: { prefix: "ANTHROPIC", defaultBaseURL: ANTHROPIC_DEFAULT_BASE_URL },
+    openai: { prefix: "OPENAI", defaultBaseURL: OPENAI_DEFAULT_BASE_URL },
+  };
 
 /**
- * The model the command talks to: `--provider` (default anthropic), its key from
- * `<PREFIX>_API_KEY`, its base URL from `--base-url`, else `<PREFIX>_BASE_URL`, else the
- * provider's own. A key is required only for the provider's own host: a local server (Ollama,
- * vLLM, llama.cpp) usually needs none. Throws `CliError` before anything is sent.
+ * The model the command talks to: `--provider` (default anthropic), its base URL from
+ * `--base-url`, else `<PREFIX>_BASE_URL`, else the provider's own, and its key from
+ * `<PREFIX>_API_KEY` when that URL is the provider's own host or `<PREFIX>_BASE_URL`. A key is
+ * required only for the provider's own host: a local server (Ollama, vLLM, llama.cpp) usually
+ * needs none. Throws `CliError` before anything is sent.
  */
 export function resolveProvider(
   flags: ProviderFlags,
@@ -36,8 +39,10 @@ export function resolveProvider(
 ): ResolvedProvider {
   const name = flags.provider ?? "anthropic";
   const { prefix, defaultBaseURL } = PROVIDERS[name];
-  const apiKey = env[`${prefix}_API_KEY`] || undefined;
   const baseURL = flags.baseUrl ?? (env[`${prefix}_BASE_URL`] || defaultBaseURL);
+  // The key goes only to the provider's own host or to <PREFIX>_BASE_URL, never to another
+  // --base-url: a server named on the command line does not get the environment's key.
+  const apiKey = environmentKey(prefix, baseURL, defaultBaseURL, env);
   if (!apiKey && sameHost(baseURL, defaultBaseURL)) {
     throw new CliError(`set ${prefix}_API_KEY or pass --base-url for a server that needs none`);
   }

@@ -18,6 +18,11 @@ export interface ProviderOptions {
   timeoutMs?: number;
   /** Between stream events (keep-alive comments and pings do not count); default 120,000. */
   idleTimeoutMs?: number;
+  /**
+   * The whole of one attempt, from the request to the stream's end; default 600,000 (10 minutes).
+   * A server that keeps sending events but never finishes ends with a retryable `APITimeoutError`.
+   */
+  totalTimeoutMs?: number;
 }
 
 export const PROVIDER_OPTION_KEYS: readonly string[] = [
@@ -29,6 +34,7 @@ export const PROVIDER_OPTION_KEYS: readonly string[] = [
   "maxRetryDelayMs",
   "timeoutMs",
   "idleTimeoutMs",
+  "totalTimeoutMs",
 ];
 
 export function resolveTransport(prefix: string, options: ProviderOptions): TransportOptions {
@@ -43,6 +49,7 @@ export function resolveTransport(prefix: string, options: ProviderOptions): Tran
   assertPositiveInteger(prefix, "maxRetryDelayMs", options.maxRetryDelayMs);
   assertPositiveInteger(prefix, "timeoutMs", options.timeoutMs);
   assertPositiveInteger(prefix, "idleTimeoutMs", options.idleTimeoutMs);
+  assertPositiveInteger(prefix, "totalTimeoutMs", options.totalTimeoutMs);
   if (options.headers !== undefined) {
     const valid =
       typeof options.headers === "object" &&
@@ -55,16 +62,21 @@ export function resolveTransport(prefix: string, options: ProviderOptions): Tran
     maxRetryDelayMs: options.maxRetryDelayMs ?? 60_000,
     timeoutMs: options.timeoutMs ?? 120_000,
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
+    totalTimeoutMs: options.totalTimeoutMs ?? 600_000,
   };
 }
 
-/** The key and base URL: given, else `<PREFIX>_API_KEY` / `<PREFIX>_BASE_URL`, else the provider's own host. */
+/**
+ * The key and base URL: given, else `<PREFIX>_API_KEY` / `<PREFIX>_BASE_URL`, else the provider's
+ * own host. A key from the environment goes only where that environment points (see
+ * `environmentKey`); `withheld` names it when it was kept back.
+ */
 export function readEnvironment(
   prefix: string,
   options: ProviderOptions,
   variable: "ANTHROPIC" | "OPENAI",
   defaultBaseURL: string,
-): { apiKey: string | undefined; baseURL: string } {
+): { apiKey: string | undefined; baseURL: string; withheld?: string } {
   for (const name of ["apiKey", "baseURL", "model"] as const) {
     if (options[name] !== undefined && typeof options[name] !== "string") {
       throw new ConfigurationError(
@@ -73,7 +85,6 @@ export function readEnvironment(
     }
   }
   // An empty variable counts as unset, as shells often leave them.
-  const apiKey = options.apiKey || process.env[`${variable}_API_KEY`] || undefined;
   const baseURL = options.baseURL || process.env[`${variable}_BASE_URL`] || defaultBaseURL;
   try {
     new URL(baseURL);
@@ -82,7 +93,47 @@ export function readEnvironment(
       `${prefix}: baseURL must be an absolute URL such as ${defaultBaseURL}, received ${describeValue(baseURL)}.`,
     );
   }
-  return { apiKey: apiKey || undefined, baseURL };
+  if (options.apiKey) return { apiKey: options.apiKey, baseURL };
+  const apiKey = environmentKey(variable, baseURL, defaultBaseURL);
+  const withheld =
+    !apiKey && process.env[`${variable}_API_KEY`] ? `${variable}_API_KEY` : undefined;
+  return withheld ? { apiKey, baseURL, withheld } : { apiKey, baseURL };
+}
+
+/**
+ * `<PREFIX>_API_KEY`, when `baseURL` is where the environment means it to go: the provider's own
+ * host (same origin as `defaultBaseURL`), or `<PREFIX>_BASE_URL` itself. Code such as
+ * `{ apiKey: process.env.DEEPSEEK_API_KEY, baseURL: "https://api.deepseek.com/anthropic" }` with
+ * that variable unset must not hand `ANTHROPIC_API_KEY` to another company: no key is sent, and a
+ * 401 says to pass `apiKey`. The CLI resolves its key by this same rule.
+ */
+export function environmentKey(
+  variable: "ANTHROPIC" | "OPENAI",
+  baseURL: string,
+  defaultBaseURL: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | undefined {
+  const key = env[`${variable}_API_KEY`];
+  if (!key) return undefined;
+  const target = parsedURL(baseURL);
+  if (!target) return undefined;
+  if (target.origin === parsedURL(defaultBaseURL)?.origin) return key;
+  const meant = parsedURL(env[`${variable}_BASE_URL`] || "");
+  return meant && samePlace(meant, target) ? key : undefined;
+}
+
+function parsedURL(text: string): URL | undefined {
+  try {
+    return new URL(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The same origin and path, trailing slashes aside. */
+function samePlace(a: URL, b: URL): boolean {
+  const path = (url: URL) => url.pathname.replace(/\/+$/, "");
+  return a.origin === b.origin && path(a) === path(b);
 }
 
 /** Header names are case-insensitive: lower-cased, a user's header replaces skein's own instead of joining it. */
@@ -100,6 +151,8 @@ export interface ResolvedProvider {
   modelId: string;
   /** Throws when the provider's own host would get a request without a key. */
   assertKey(): void;
+  /** Said after a 401 when no key was sent: which option sends one. */
+  missingKeyHint?: string;
 }
 
 export function resolveProvider(spec: {
@@ -114,10 +167,23 @@ export function resolveProvider(spec: {
   const { prefix, options, variable } = spec;
   assertKnownOptions(prefix, options, spec.keys);
   assertPositiveInteger(prefix, "maxTokens", options.maxTokens);
-  const { apiKey, baseURL } = readEnvironment(prefix, options, variable, spec.defaultBaseURL);
+  const { apiKey, baseURL, withheld } = readEnvironment(
+    prefix,
+    options,
+    variable,
+    spec.defaultBaseURL,
+  );
   const endpoint = `${baseURL.replace(/\/+$/, "")}${spec.path}`;
   const ownHost = new URL(spec.defaultBaseURL).hostname;
+  const server = new URL(baseURL).host;
+  // Said after a 401: with no key sent, the server's refusal is most likely about that.
+  const missingKeyHint = apiKey
+    ? undefined
+    : withheld
+      ? `No API key was sent: ${withheld} is sent only to ${ownHost} or to ${variable}_BASE_URL. Pass apiKey (to createAgent or ${prefix}) with the key for ${server}, or set ${variable}_BASE_URL to this server.`
+      : `No API key was sent to ${server}: pass apiKey (to createAgent or ${prefix}).`;
   return {
+    ...(missingKeyHint ? { missingKeyHint } : {}),
     apiKey,
     endpoint,
     transport: resolveTransport(prefix, options),

@@ -22,6 +22,8 @@ export interface TransportOptions {
   timeoutMs: number;
   /** Between stream events; comments and pings do not reset it. */
   idleTimeoutMs: number;
+  /** The whole of one attempt, headers and body: a server that trickles forever still ends. */
+  totalTimeoutMs: number;
 }
 
 /** How one protocol reads one attempt's stream. A fresh decoder per attempt. */
@@ -107,6 +109,16 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
       );
     }
   };
+  // RELIABILITY contract 5: an overall deadline, since a trickle of events keeps the idle watchdog quiet.
+  const deadline = setTimeout(
+    () =>
+      controller.abort(
+        new APITimeoutError(
+          `The model API's reply did not complete within ${transport.totalTimeoutMs} ms (totalTimeoutMs).`,
+        ),
+      ),
+    transport.totalTimeoutMs,
+  );
   const headersTimer = setTimeout(
     () =>
       controller.abort(
@@ -176,6 +188,7 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
     }
     yield* decoder.end();
   } finally {
+    clearTimeout(deadline);
     clearTimeout(headersTimer);
     clearTimeout(idleTimer);
     signal.removeEventListener("abort", forwardAbort);
@@ -268,12 +281,16 @@ function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
   });
 }
 
-/** Reads a provider's JSON error body (`{ error: { message, type } }`), or the start of a non-JSON body (an HTML 502 page). */
+/**
+ * Reads a provider's JSON error body (`{ error: { message, type } }`), or the start of a non-JSON
+ * body (an HTML 502 page). `missingKeyHint` (no key was sent) is added to a 401's message.
+ */
 export function readErrorBody(
   status: number,
   headers: Record<string, string>,
   body: string,
   requestIdHeader: string,
+  missingKeyHint?: string,
 ): APIError {
   let message: string | undefined;
   let type: string | undefined;
@@ -295,7 +312,8 @@ export function readErrorBody(
         .trim()
         .slice(0, 300) || undefined;
   }
-  const text = `${status}${type ? ` ${type}` : ""}: ${message ?? "the model API answered with an error and no message"}`;
+  let text = `${status}${type ? ` ${type}` : ""}: ${message ?? "the model API answered with an error and no message"}`;
+  if (status === 401 && missingKeyHint) text = `${text.replace(/\.?$/, ".")} ${missingKeyHint}`;
   return apiErrorFor(status, text, { type, requestId: headers[requestIdHeader], headers });
 }
 

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { ConfigurationError, describeThrown } from "../errors.ts";
-import { assertKnownOptions } from "../options.ts";
+import { assertKnownOptions, describeValue } from "../options.ts";
 import { anthropicWire } from "./mock/anthropic-wire.ts";
 import { checkTurn, withoutFaults } from "./mock/check-turn.ts";
 import { openaiWire } from "./mock/openai-wire.ts";
@@ -17,7 +17,7 @@ import type {
   MockTurn,
 } from "./mock/types.ts";
 
-const OPTION_KEYS: ReadonlySet<string> = new Set(["script", "models"]);
+const OPTION_KEYS: ReadonlySet<string> = new Set(["script", "models", "validate"]);
 const WIRES: Record<MockProtocol, Wire> = { anthropic: anthropicWire, openai: openaiWire };
 
 /**
@@ -37,8 +37,17 @@ export async function mockServer(options: MockServerOptions): Promise<MockServer
       "mockServer(): script must be an array of turns or a function ({ body, protocol }) => turn.",
     );
   }
+  if (options.validate !== undefined && typeof options.validate !== "boolean") {
+    throw new ConfigurationError(
+      `mockServer(): validate must be a boolean, received ${describeValue(options.validate)}.`,
+    );
+  }
   const state: ServerState = {
-    options: { script, models: options.models ?? ["mock-model"] },
+    options: {
+      script,
+      models: options.models ?? ["mock-model"],
+      validate: options.validate ?? true,
+    },
     requests: [],
     attempts: new Map(),
     seq: 0,
@@ -123,6 +132,9 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     return sendError(400, { message: "messages: Field required (an array of messages)." });
   }
   errorContext.model = typeof body.model === "string" ? body.model : undefined;
+  // What the real API refuses is refused here too, before the script is asked.
+  const refused = state.options.validate ? wire.validate(body) : undefined;
+  if (refused) return sendError(400, refused, { "x-should-retry": "false" });
   const index = body.messages.filter((message: any) => message?.role === "assistant").length;
   const attempt = (state.attempts.get(index) ?? 0) + 1;
   state.attempts.set(index, attempt);
@@ -186,7 +198,8 @@ async function respond(answer: Answer): Promise<void> {
     includeUsage: answer.body.stream_options?.include_usage === true,
   };
   const plan = planTurn(turn, context);
-  if (answer.body.stream === true) return playStream(playback, wire.events(plan, context), wire);
+  if (answer.body.stream === true)
+    return playStream(playback, plan, wire.events(plan, context), wire);
   const body = JSON.stringify(wire.message(plan));
   return playBody(playback, { status: 200, body, contentType: "application/json" });
 }

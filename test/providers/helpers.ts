@@ -31,6 +31,7 @@ export type SharedOptions = Pick<
   | "maxRetryDelayMs"
   | "timeoutMs"
   | "idleTimeoutMs"
+  | "totalTimeoutMs"
 >;
 
 export interface Protocol {

@@ -166,15 +166,19 @@ describe.each(PROTOCOLS)("$name: mid-stream failures", (protocol) => {
     });
   });
 
+  // Anthropic: before message_stop. OpenAI: before the chunk with the finish_reason (the usage
+  // chunk and [DONE] follow it); a stream that closes after both is complete (recorded-streams).
+  const beforeStop = anthropicProtocol ? -1 : -3;
+
   it("P12: a stream that ends without its stop event is a failed turn, never a finished one", async () => {
-    const { server, result } = await agentRun([{ text: "almost all of it", endAfter: -1 }]);
+    const { server, result } = await agentRun([{ text: "almost all of it", endAfter: beforeStop }]);
     expect(server.requests).toHaveLength(1);
     expect(result).toMatchObject({ subtype: "error_during_execution", isError: true });
     expect(result.error).toMatchObject({
       name: "APIConnectionError",
       message: anthropicProtocol
         ? "The model's stream ended before message_stop: the turn is incomplete."
-        : "The model's stream ended without [DONE]: the turn is incomplete.",
+        : "The model's stream ended without [DONE] before every choice had a finish_reason: the turn is incomplete.",
     });
     expect(result.messages.at(-1)).toEqual({
       role: "assistant",
@@ -185,14 +189,18 @@ describe.each(PROTOCOLS)("$name: mid-stream failures", (protocol) => {
 
   it("P12: the tool calls of a stream without its stop event never run", async () => {
     const { server, seen, result } = await agentRun(
-      [{ toolCalls: [{ name: "echo", input: { text: "a" } }], endAfter: -1 }, { text: "no" }],
+      [
+        { toolCalls: [{ name: "echo", input: { text: "a" } }], endAfter: beforeStop },
+        { text: "no" },
+      ],
       1,
     );
     expect(seen).toEqual([]);
     expect(result.subtype).toBe("error_during_execution");
     expect(result.error!.name).toBe("APIConnectionError");
     // Anthropic announced the complete call (message_delta came), so the turn was passed on and
-    // not retried; OpenAI announces calls only at [DONE], so nothing was passed on: retried once.
+    // not retried; OpenAI announces calls only at the stream's end, so nothing was passed on:
+    // retried once.
     expect(server.requests).toHaveLength(anthropicProtocol ? 1 : 2);
   });
 

@@ -221,6 +221,8 @@ describe("aborting a run mid-batch (B10)", () => {
       "tool_end",
       "tool_end",
       "tool_end",
+      // The aborted turn still ends: every turn_start has its turn_end.
+      "turn_end",
     ]);
   });
 });

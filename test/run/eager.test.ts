@@ -658,8 +658,14 @@ describe("eager execution", () => {
     expect(error?.name).toBe("AbortError");
     expect(sawAbort).toEqual([true]);
     expect(error?.messages).toEqual([{ role: "user", content: "go" }]);
-    expect(run.seen).toEqual(["run_start", "turn_start", "tool_start:s1", "tool_end:s1"]);
-    expect(run.events.at(-1)).toMatchObject({
+    expect(run.seen).toEqual([
+      "run_start",
+      "turn_start",
+      "tool_start:s1",
+      "tool_end:s1",
+      "turn_end",
+    ]);
+    expect(run.events.at(-2)).toMatchObject({
       type: "tool_end",
       isError: true,
       details: { reason: "aborted" },

@@ -92,6 +92,8 @@ describe("pausing for the app", () => {
       "tool_start:l2",
       "tool_end:l1",
       "tool_end:l2",
+      // The stream ends with the pause: its turn ends too (a resumed run opens it again).
+      "turn_end",
       "result",
     ]);
   });
@@ -149,13 +151,15 @@ describe("resuming", () => {
     expect(resumed.subtype).toBe("success");
   });
 
-  it("streams the resumed run: run_start (resumed), the paused calls' tool_end, then the next turn, ending with the result", async () => {
+  it("streams the resumed run: run_start (resumed), the paused turn opened again with its calls' tool_end, then the next turn, ending with the result", async () => {
     const { state, options } = await paused();
     const { events, result } = await collect(
       createBareAgent(options).resumeStream(state, { toolOutputs: { r1: "yes", q1: "no" } }),
     );
     expect(labels(events)).toEqual([
       "run_start",
+      // The paused turn, opened again for the rest of its batch.
+      "turn_start",
       "tool_end:r1",
       "tool_end:q1",
       "turn_end",

@@ -125,7 +125,7 @@ describe("a model that fails", () => {
     );
     expect(ran).toBe(0);
     expectFailedTurn(result);
-    expect(labels(events)).toEqual(["run_start", "turn_start", "text_delta", "result"]);
+    expect(labels(events)).toEqual(["run_start", "turn_start", "text_delta", "turn_end", "result"]);
   });
 
   it("with eager execution, never runs an unsafe call of the failed turn, but reports its end as cancelled", async () => {
@@ -145,6 +145,7 @@ describe("a model that fails", () => {
       "text_delta",
       "tool_start:t1",
       "tool_end:t1",
+      "turn_end",
       "result",
     ]);
     expect(events.find((event) => event.type === "tool_end")).toMatchObject({
@@ -184,6 +185,7 @@ describe("a model that fails", () => {
       "text_delta",
       "tool_start:t1",
       "tool_end:t1",
+      "turn_end",
       "result",
     ]);
     expect(events.find((event) => event.type === "tool_end")).toMatchObject({
@@ -222,6 +224,7 @@ describe("a model that fails", () => {
       "text_delta",
       "tool_start:t1",
       "tool_end:t1",
+      "turn_end",
       "result",
     ]);
     // It did run: the app is told so. It never reaches the transcript, whose reply is incomplete.

@@ -1,6 +1,7 @@
 import type { ErrorContext, SseEvent, TurnPlan, Wire } from "./plan.ts";
 import { fragmentsOf, wordsOf } from "./plan.ts";
 import type { MockErrorSpec } from "./types.ts";
+import { anthropicRequestProblem } from "./validate-anthropic.ts";
 
 /** The Anthropic Messages API: `POST /v1/messages`, streamed as named SSE events. */
 export const anthropicWire: Wire = {
@@ -109,6 +110,20 @@ export const anthropicWire: Wire = {
     return sse("ping", { type: "ping" });
   },
 
+  trickle(plan, events) {
+    // Before the last block's content_block_stop, more of that block: it never ends.
+    const at = events.findLastIndex((event) => event.event === "content_block_stop");
+    const index = (JSON.parse(events[at]!.data) as { index: number }).index;
+    const delta = plan.calls.length
+      ? { type: "input_json_delta", partial_json: " " }
+      : plan.text
+        ? { type: "text_delta", text: "." }
+        : { type: "thinking_delta", thinking: "." };
+    return { at, event: sse("content_block_delta", { type: "content_block_delta", index, delta }) };
+  },
+
+  validate: anthropicRequestProblem,
+
   models(ids) {
     const data = ids.map(modelInfo);
     return { data, has_more: false, first_id: ids[0] ?? null, last_id: ids.at(-1) ?? null };
@@ -151,7 +166,7 @@ function modelInfo(id: string) {
 function defaultError(
   status: number,
   context: ErrorContext,
-): Required<Omit<MockErrorSpec, "code">> {
+): Required<Omit<MockErrorSpec, "code" | "param">> {
   switch (status) {
     case 400:
       return { type: "invalid_request_error", message: "Invalid request." };

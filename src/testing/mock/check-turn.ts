@@ -25,6 +25,7 @@ const FAULT_KEYS = [
   "malformed",
   "chunkBytes",
   "crlf",
+  "trickleMs",
 ] as const;
 
 const TURN_KEYS: ReadonlySet<string> = new Set([...CONTENT_KEYS, ...FAULT_KEYS]);
@@ -54,6 +55,19 @@ export function checkTurn(turn: unknown, prefix: string): asserts turn is MockTu
     if (value !== undefined && !(typeof value === "number" && value >= 0)) {
       throw new ConfigurationError(
         `${prefix}: ${name} must be a number of milliseconds, received ${describeValue(value)}.`,
+      );
+    }
+  }
+  const trickleMs = fields.trickleMs;
+  if (trickleMs !== undefined) {
+    if (!(typeof trickleMs === "number" && trickleMs > 0 && Number.isFinite(trickleMs))) {
+      throw new ConfigurationError(
+        `${prefix}: trickleMs must be a positive number of milliseconds, received ${describeValue(trickleMs)}.`,
+      );
+    }
+    if (!fields.text && !fields.thinking && !(fields.toolCalls as unknown[] | undefined)?.length) {
+      throw new ConfigurationError(
+        `${prefix}: trickleMs keeps adding to the turn's last block: give the turn text, thinking or toolCalls.`,
       );
     }
   }

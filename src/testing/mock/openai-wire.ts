@@ -1,5 +1,6 @@
 import type { ErrorContext, SseEvent, TurnPlan, Wire } from "./plan.ts";
 import { fragmentsOf, wordsOf } from "./plan.ts";
+import { openaiRequestProblem } from "./validate-openai.ts";
 
 /** The OpenAI Chat Completions API: `POST /v1/chat/completions`, streamed as `data:` chunks. */
 export const openaiWire: Wire = {
@@ -81,7 +82,7 @@ export const openaiWire: Wire = {
       error: {
         message: spec.message ?? fallback.message,
         type: spec.type ?? fallback.type,
-        param: null,
+        param: spec.param ?? null,
         code: spec.code === undefined ? fallback.code : spec.code,
       },
     };
@@ -109,6 +110,21 @@ export const openaiWire: Wire = {
   ping() {
     return undefined;
   },
+
+  trickle(plan, events) {
+    // Before the chunk with the finish_reason, more of the last call, the text or the reasoning.
+    const at = events.findIndex((event) => event.data.includes('"finish_reason":"'));
+    const chunk = JSON.parse(events[at]!.data) as { choices: Record<string, unknown>[] };
+    const delta = plan.calls.length
+      ? { tool_calls: [{ index: plan.calls.length - 1, function: { arguments: " " } }] }
+      : plan.text
+        ? { content: "." }
+        : { reasoning_content: "." };
+    chunk.choices = [{ ...chunk.choices[0], delta, finish_reason: null }];
+    return { at, event: data(chunk) };
+  },
+
+  validate: openaiRequestProblem,
 
   models(ids) {
     return { object: "list", data: ids.map(modelInfo) };

@@ -56,6 +56,10 @@ export interface Wire {
   malformed(data: string | undefined): SseEvent;
   /** An Anthropic `ping`, or a comment where the protocol has none. */
   ping(): SseEvent | undefined;
+  /** Where `trickleMs` starts (before the last block's end) and the event it repeats. */
+  trickle(plan: TurnPlan, events: readonly SseEvent[]): { at: number; event: SseEvent };
+  /** Why the real API would refuse this request body (400), or undefined. */
+  validate(body: any): MockErrorSpec | undefined;
   /** The response header that carries the request id. */
   requestIdHeader: string;
   models(ids: readonly string[]): unknown;

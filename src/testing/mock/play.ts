@@ -1,5 +1,5 @@
 import type { ServerResponse } from "node:http";
-import type { SseEvent, Wire } from "./plan.ts";
+import type { SseEvent, TurnPlan, Wire } from "./plan.ts";
 import type { MockTurn, StreamPosition } from "./types.ts";
 
 /**
@@ -51,6 +51,7 @@ export async function playBody(
 /** A streamed answer: the events in order, with the turn's stream faults at their positions. */
 export async function playStream(
   playback: Playback,
+  plan: TurnPlan,
   events: readonly SseEvent[],
   wire: Wire,
 ): Promise<void> {
@@ -71,6 +72,7 @@ export async function playStream(
   const cutAt = positionOf(turn.cutAfter, total);
   const endAt = positionOf(turn.endAfter, total);
   const stallAt = positionOf(turn.stallAfter, total);
+  const trickle = turn.trickleMs === undefined ? undefined : wire.trickle(plan, events);
   for (let index = 0; index <= total; index += 1) {
     if (signal.aborted) return;
     if (index === malformedAt && malformed) await writer.event(wire.malformed(malformed.data));
@@ -80,6 +82,7 @@ export async function playStream(
     }
     if (index === cutAt) return reset(response, signal);
     if (index === stallAt) return writer.idle(Number.POSITIVE_INFINITY);
+    if (index === trickle?.at) return writer.trickle(trickle.event, turn.trickleMs!);
     if (index === endAt || index === total) break;
     await writer.event(events[index]!);
   }
@@ -128,6 +131,16 @@ class SseWriter {
       if (signal.aborted || Date.now() >= until) return;
       const ping = this.keepAlive.kind === "ping" ? this.wire.ping() : undefined;
       await this.raw(ping ? this.frame(ping) : `: keep-alive${this.lineEnd}${this.lineEnd}`);
+    }
+  }
+
+  /** Sends `event` every `everyMs`, forever (until the client goes or the server closes). */
+  async trickle(event: SseEvent, everyMs: number): Promise<void> {
+    const { signal } = this.playback;
+    while (!signal.aborted) {
+      await sleep(everyMs, signal);
+      if (signal.aborted) return;
+      await this.raw(this.frame(event));
     }
   }
 

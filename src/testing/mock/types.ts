@@ -27,6 +27,8 @@ export interface MockErrorSpec {
   message?: string;
   /** OpenAI `error.code` (Anthropic has none). */
   code?: string | number | null;
+  /** OpenAI `error.param`, such as `messages.[3].role` (Anthropic has none). */
+  param?: string | null;
 }
 
 /**
@@ -43,11 +45,20 @@ export interface MockErrorSpec {
  * call's JSON input in half, as a model cut off mid-call would: never valid JSON (P13). In a
  * non-streamed Anthropic answer that call is left out, as it could not be parsed.
  *
+ * A request the real API would refuse is answered 400 in the API's own error shape and
+ * words before the script is asked (see `MockServerOptions.validate`): Anthropic more than four
+ * `cache_control` breakpoints, a first message not from the user, roles that do not alternate,
+ * an empty message or text block, a `tool_use` without its `tool_result` in the next message, a
+ * `tool_result` for an id the previous message did not use, thinking without its signature;
+ * OpenAI a `tool` message that answers no call of the assistant message before it, and
+ * `tool_calls` not followed by a `tool` message for each call.
+ *
  * Faults are checked strictly (an unknown option is an error). `gapMs`, `endAfter`,
- * `keepAlive`, `errorEvent`, `malformed`, `chunkBytes` and `crlf` shape a streamed answer only;
- * `status`, `rawBody`, `headers`, `delayMs`, `hang`, `dropConnection`, `cutAfter` and
- * `stallAfter` apply to both. When several positions coincide, `malformed` is sent first, then
- * `errorEvent`, then `cutAfter`, `stallAfter` and `endAfter` take effect, in that order.
+ * `keepAlive`, `errorEvent`, `malformed`, `chunkBytes`, `crlf` and `trickleMs` shape a streamed
+ * answer only; `status`, `rawBody`, `headers`, `delayMs`, `hang`, `dropConnection`, `cutAfter`
+ * and `stallAfter` apply to both. When several positions coincide, `malformed` is sent first, then
+ * `errorEvent`, then `cutAfter`, `stallAfter`, `trickleMs` and `endAfter` take effect, in that
+ * order.
  */
 export interface MockTurn extends Omit<ScriptedTurn, "incompleteToolCalls"> {
   /** The model id reported in the answer. Default: the request's `model` (P16: an endpoint that remaps names). */
@@ -90,6 +101,9 @@ export interface MockTurn extends Omit<ScriptedTurn, "incompleteToolCalls"> {
   /**
    * Send the first N events, then end the response cleanly, without the events after them:
    * `endAfter: -1` is a stream without Anthropic's `message_stop` or OpenAI's `[DONE]` (P12).
+   * An OpenAI stream that still had its `finish_reason` and usage chunk is a complete turn, as
+   * some servers send no `[DONE]`; with `stream_options.include_usage`, `endAfter: -3` ends it
+   * before the `finish_reason` (cut).
    */
   endAfter?: StreamPosition;
   /**
@@ -120,6 +134,13 @@ export interface MockTurn extends Omit<ScriptedTurn, "incompleteToolCalls"> {
   chunkBytes?: number;
   /** End SSE lines with CRLF instead of LF (P11). */
   crlf?: boolean;
+  /**
+   * Never finish: once the last block's content is sent, keep adding to it, one event every
+   * `trickleMs` (a space of tool input JSON, or a "." of text or thinking), until the client
+   * gives up or the server closes. Each is a real stream event, so an idle watchdog never fires:
+   * only a total deadline ends the call. Needs `text`, `thinking` or `toolCalls`.
+   */
+  trickleMs?: number;
 }
 
 /** What a script function is given for each request. */
@@ -145,6 +166,11 @@ export type MockScript =
 
 export interface MockServerOptions {
   script: MockScript;
+  /**
+   * Answer 400, as the real API would, to a request it refuses (see `MockTurn`). Default true;
+   * false plays the script whatever the request holds.
+   */
+  validate?: boolean;
   /** The model ids `GET /v1/models` lists. Default `["mock-model"]`. */
   models?: readonly string[];
 }

@@ -1,0 +1,204 @@
+import type { EventSourceMessage } from "eventsource-parser";
+import { APIConnectionError, apiErrorFor, InternalServerError, ProtocolError } from "../errors.ts";
+import type { ContentBlock, Usage } from "./messages.ts";
+import type { IncompleteToolCall, ModelStreamEvent } from "./model.ts";
+import { parseEventData, type StreamDecoder } from "./transport.ts";
+
+interface PartialToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+  input?: unknown;
+  /** Why the call cannot run, once read. */
+  incomplete?: string;
+}
+
+/**
+ * Reads `chat.completion.chunk` events into model stream events. A turn is complete at
+ * `data: [DONE]`, or when the stream closes after every choice has its `finish_reason` and the
+ * usage chunk has arrived (servers such as MiniMax send no `[DONE]`); a stream that closes
+ * before that was cut.
+ */
+export class OpenAIDecoder implements StreamDecoder {
+  readonly #restore: ((name: string, input: unknown) => unknown) | undefined;
+
+  constructor(restore?: (name: string, input: unknown) => unknown) {
+    this.#restore = restore;
+  }
+
+  #text = "";
+  #reasoning = "";
+  #calls: PartialToolCall[] = [];
+  #finishReason = "";
+  #usage: Partial<Usage> | undefined;
+  #done = false;
+  /** Each choice seen, by index: true once it had its finish_reason (a later chunk never undoes it). */
+  #choices = new Map<number, boolean>();
+  /** Calls read so far (complete ones announced, in order). */
+  #announced = 0;
+  /** False after a call that was cut short: no later call may overtake it. */
+  #announcing = true;
+
+  isComplete(): boolean {
+    return this.#done;
+  }
+
+  push(event: EventSourceMessage): ModelStreamEvent[] {
+    if (event.data.trim() === "[DONE]") {
+      this.#done = true;
+      return [];
+    }
+    const chunk = parseEventData(event.data);
+    if (chunk.error) {
+      // OpenRouter and others report failures inside the stream, with the HTTP status as `code`.
+      const error = chunk.error as { message?: string; type?: string; code?: unknown };
+      const message = `The model's stream reported an error: ${error.message ?? JSON.stringify(error)}`;
+      const type = typeof error.type === "string" ? error.type : undefined;
+      if (typeof error.code === "number") throw apiErrorFor(error.code, message, { type });
+      // With no status to go by, an error event is a server-side failure: retried while nothing was passed on.
+      throw new InternalServerError(message, { type });
+    }
+    if (typeof chunk.usage === "object" && chunk.usage !== null)
+      this.#usage = readUsage(chunk.usage as Record<string, unknown>);
+    const out: ModelStreamEvent[] = [];
+    const choices = Array.isArray(chunk.choices) ? (chunk.choices as unknown[]) : [];
+    for (const entry of choices) {
+      if (typeof entry !== "object" || entry === null) continue;
+      const choice = entry as Record<string, unknown>;
+      const index = typeof choice.index === "number" ? choice.index : 0;
+      const finished = typeof choice.finish_reason === "string" && choice.finish_reason !== "";
+      this.#choices.set(index, this.#choices.get(index) === true || finished);
+      // MiniMax and Azure send chunks with no delta at all (a finish, or content filter results).
+      const delta = (choice.delta ?? {}) as Record<string, unknown>;
+      if (typeof delta.content === "string" && delta.content) {
+        this.#text += delta.content;
+        out.push({ type: "text_delta", text: delta.content });
+      }
+      const reasoning = delta.reasoning_content ?? delta.reasoning;
+      if (typeof reasoning === "string" && reasoning) {
+        this.#reasoning += reasoning;
+        out.push({ type: "thinking_delta", thinking: reasoning });
+      }
+      for (const call of (delta.tool_calls as Record<string, unknown>[] | undefined) ?? [])
+        out.push(...this.#toolCallDelta(call));
+      if (finished) this.#finishReason = choice.finish_reason as string;
+    }
+    return out;
+  }
+
+  /** Assembles fragments; a call is complete once a later call begins, and is announced then (eager execution). */
+  #toolCallDelta(call: Record<string, unknown>): ModelStreamEvent[] {
+    const index = typeof call.index === "number" ? call.index : this.#calls.length;
+    // A hostile index must not make us walk or allocate a huge array.
+    if (!Number.isInteger(index) || index < 0 || index > this.#calls.length + 16) {
+      throw new ProtocolError(`A tool call delta has an unusable index (${String(call.index)}).`);
+    }
+    const fn = (call.function ?? {}) as { name?: string; arguments?: string };
+    const current = this.#calls[index] ?? { id: "", name: "", arguments: "" };
+    this.#calls[index] = current;
+    if (typeof call.id === "string" && call.id) current.id = call.id;
+    // Some servers repeat the name in every chunk: the name is set, not appended (as openai-node does).
+    if (typeof fn.name === "string" && fn.name) current.name = fn.name;
+    if (typeof fn.arguments === "string") current.arguments += fn.arguments;
+    const out: ModelStreamEvent[] = [];
+    while (this.#announced < index) out.push(...this.#announce(this.#announced++, false));
+    return out;
+  }
+
+  /** Reads call `index`; returns its tool_call event when it is complete and nothing before it was cut. */
+  #announce(index: number, last: boolean): ModelStreamEvent[] {
+    const call = this.#calls[index];
+    if (!call) return [];
+    const id = call.id || `call_${index}`;
+    let reason: string | undefined;
+    try {
+      call.input = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+      if (typeof call.input !== "object" || call.input === null || Array.isArray(call.input)) {
+        reason = "its input was not a JSON object";
+        call.input = {};
+      }
+      if (this.#restore) call.input = this.#restore(call.name, call.input);
+      if (last && this.#finishReason === "length")
+        reason = "the reply hit the length limit while writing it";
+    } catch {
+      reason =
+        this.#finishReason === "length" && last
+          ? "the reply hit the length limit while writing it"
+          : "its input was not valid JSON";
+    }
+    if (reason) {
+      call.incomplete = reason;
+      this.#announcing = false;
+      return [];
+    }
+    return this.#announcing ? [{ type: "tool_call", id, name: call.name, input: call.input }] : [];
+  }
+
+  /** True when the stream said all it had to say, `[DONE]` or not. */
+  #finished(): boolean {
+    if (this.#done) return true;
+    if (this.#usage === undefined || this.#choices.size === 0) return false;
+    for (const finished of this.#choices.values()) if (!finished) return false;
+    return true;
+  }
+
+  /** A stream that ends before it finished is cut, never a finished turn. */
+  end(): ModelStreamEvent[] {
+    if (!this.#finished()) {
+      throw new APIConnectionError(
+        this.#choices.size > 0 && [...this.#choices.values()].every(Boolean)
+          ? "The model's stream ended without [DONE] and without its usage chunk: the turn is incomplete."
+          : "The model's stream ended without [DONE] before every choice had a finish_reason: the turn is incomplete.",
+      );
+    }
+    const content: ContentBlock[] = [];
+    if (this.#reasoning) content.push({ type: "thinking", thinking: this.#reasoning });
+    if (this.#text) content.push({ type: "text", text: this.#text });
+    const incomplete: IncompleteToolCall[] = [];
+    const out: ModelStreamEvent[] = [];
+    while (this.#announced < this.#calls.length) {
+      out.push(...this.#announce(this.#announced, this.#announced === this.#calls.length - 1));
+      this.#announced++;
+    }
+    this.#calls.forEach((call, index) => {
+      const id = call.id || `call_${index}`;
+      if (call.incomplete) incomplete.push({ id, name: call.name, reason: call.incomplete });
+      content.push({
+        type: "tool_use",
+        id,
+        name: call.name,
+        input: call.incomplete ? {} : call.input,
+      });
+    });
+    const message: ModelStreamEvent = {
+      type: "message",
+      message: { role: "assistant", content },
+      stopReason: Object.hasOwn(STOP_REASONS, this.#finishReason)
+        ? STOP_REASONS[this.#finishReason]!
+        : this.#finishReason || "end_turn",
+    };
+    if (this.#usage) message.usage = this.#usage;
+    if (incomplete.length) message.incompleteToolCalls = incomplete;
+    return [...out, message];
+  }
+}
+
+const STOP_REASONS: Record<string, string> = {
+  stop: "end_turn",
+  tool_calls: "tool_use",
+  length: "max_tokens",
+  function_call: "tool_use",
+};
+
+/** `prompt_tokens` include cached tokens: those go to cacheReadInputTokens (DeepSeek names them `prompt_cache_hit_tokens`). */
+function readUsage(usage: Record<string, unknown>): Partial<Usage> {
+  const prompt = Number(usage.prompt_tokens ?? 0);
+  const details = usage.prompt_tokens_details as { cached_tokens?: number } | undefined;
+  const cached = Number(details?.cached_tokens ?? usage.prompt_cache_hit_tokens ?? 0);
+  return {
+    inputTokens: Math.max(0, prompt - cached),
+    outputTokens: Number(usage.completion_tokens ?? 0),
+    cacheReadInputTokens: cached,
+    cacheCreationInputTokens: 0,
+  };
+}
