@@ -3,14 +3,14 @@ import {
   addUsage,
   type Message,
   type ToolResultBlock,
-  type ToolUseBlock,
   textOf,
   type Usage,
 } from "../model/messages.ts";
 import type { Model } from "../model/model.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
-import { type CallEnvironment, type CallRecord, errorResult, newCallRecord } from "./call.ts";
-import type { RunEnd } from "./journal.ts";
+import type { CallEnvironment, CallRecord } from "./call.ts";
+import { claimEarly, claimToolCalls } from "./claim-calls.ts";
+import { closeJournal, finish } from "./finish.ts";
 import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
 import { fillToolOutputs, pausedState, type RestoredRun } from "./state.ts";
 import type {
@@ -205,24 +205,6 @@ async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promi
 }
 
 /**
- * A call completed in the stream before the reply did (eager execution). Calls whose id is
- * missing or already used wait for the whole reply, where `claimToolCalls` answers them.
- */
-function claimEarly(
-  run: RunContext,
-  batch: Batch,
-  call: { id: string; name: string; input: unknown },
-): CallRecord | undefined {
-  if (!batch.acceptsEarly) return undefined;
-  if (typeof call.id !== "string" || !call.id || run.seenIds.has(call.id) || batch.early(call.id)) {
-    // Answered with the whole reply instead; no later call may start before it.
-    batch.refuseEarly();
-    return undefined;
-  }
-  return newCallRecord(call.id, String(call.name), call.input);
-}
-
-/**
  * Resumes the batch a pause interrupted: the app's outputs fill their calls, approved and held
  * calls run, then the run goes on as if the batch had never paused (or pauses again).
  */
@@ -320,67 +302,6 @@ function stepCalls(records: CallRecord[]): StepToolCall[] {
   }));
 }
 
-/**
- * Turns the message's tool_use blocks into call records. A repeated or missing id is rewritten
- * in the stored message (`<id>~2`) and answered with an error, so every tool_use keeps exactly
- * one tool_result; a call the model did not finish is answered and never run.
- */
-function claimToolCalls(
-  run: RunContext,
-  batch: Batch,
-  message: Message,
-  incomplete: { id: string; name: string; reason: string }[],
-): CallRecord[] {
-  if (typeof message.content === "string") return [];
-  const cut = new Map(incomplete.map((call) => [call.id, call.reason]));
-  const records: CallRecord[] = [];
-  for (const block of message.content) {
-    if (block.type !== "tool_use") continue;
-    const originalId = typeof block.id === "string" ? block.id : "";
-    let duplicate = false;
-    if (!originalId)
-      (block as ToolUseBlock).id = uniqueId(run, `toolu_skein_${run.numTurns}_${records.length}`);
-    else if (run.seenIds.has(originalId)) {
-      duplicate = true;
-      (block as ToolUseBlock).id = uniqueId(run, originalId);
-    }
-    run.seenIds.add(block.id);
-    // A call announced complete in the stream keeps its record (it has had its tool_start).
-    const early = duplicate ? undefined : batch.early(block.id);
-    if (early) {
-      // Listed as cut short after all: answered, and never run unless it already started.
-      if (cut.has(originalId) && !early.reachedHandler)
-        early.result ??= incompleteResult(early, cut.get(originalId)!);
-      records.push(early);
-      continue;
-    }
-    const record = newCallRecord(block.id, String(block.name), block.input);
-    if (duplicate) {
-      record.result = errorResult(
-        `This call reused the id "${originalId}" of an earlier call, so it was not run. Call the tool again; every call needs its own id.`,
-        "duplicate_id",
-      );
-    } else if (cut.has(originalId)) {
-      record.result = incompleteResult(record, cut.get(originalId)!);
-    }
-    records.push(record);
-  }
-  return records;
-}
-
-function incompleteResult(record: CallRecord, reason: string) {
-  return errorResult(
-    `Your call to "${record.name}" was not run: its input was incomplete or not valid JSON (${reason}). Call it again with complete JSON input, smaller if it was cut off.`,
-    "incomplete",
-  );
-}
-
-function uniqueId(run: RunContext, base: string): string {
-  let candidate = base;
-  for (let suffix = 2; run.seenIds.has(candidate); suffix++) candidate = `${base}~${suffix}`;
-  return candidate;
-}
-
 function throwIfAborted(run: RunContext): void {
   if (run.signal.aborted)
     throw new AbortError({
@@ -388,66 +309,4 @@ function throwIfAborted(run: RunContext): void {
       sessionId: run.sessionId,
       reason: run.signal.reason,
     });
-}
-
-function finish(
-  run: RunContext,
-  subtype: SDKResultMessage["subtype"],
-  fields: Partial<
-    Pick<SDKResultMessage, "result" | "structuredResult" | "pending" | "state" | "error">
-  >,
-): SDKResultMessage {
-  const isError = subtype === "error_max_turns" || subtype === "error_during_execution";
-  let result = fields.result;
-  if (result === undefined) {
-    if (subtype === "error_max_turns") {
-      result = `The run stopped after ${run.numTurns} model calls (maxTurns ${run.config.maxTurns}) before the model finished. Resume its state with a higher maxTurns to go on.`;
-    } else if (fields.error) result = fields.error.message;
-    else result = "";
-  }
-  const message: SDKResultMessage = {
-    type: "result",
-    subtype,
-    result,
-    isError,
-    numTurns: run.numTurns,
-    sessionId: run.sessionId,
-    usage: { ...run.usage },
-    durationMs: Date.now() - run.startedAt,
-    messages: run.messages,
-    steps: run.steps,
-  };
-  if (run.checkpointId !== undefined) message.checkpointId = run.checkpointId;
-  if (fields.structuredResult !== undefined) message.structuredResult = fields.structuredResult;
-  if (fields.pending) message.pending = fields.pending;
-  if (fields.state) message.state = fields.state;
-  if (fields.error) message.error = fields.error;
-  return message;
-}
-
-/**
- * Closes the run in its session log: the paused state, or the end. A log that cannot take it
- * fails the run closed (the result keeps its state, so nothing the app holds is lost).
- */
-async function closeJournal(run: RunContext, result: SDKResultMessage): Promise<SDKResultMessage> {
-  const journal = run.journal;
-  if (!journal || journal.failure) return result;
-  try {
-    if (result.subtype === "paused") await journal.paused(result.state!);
-    else {
-      const end: RunEnd = { subtype: result.subtype, result: result.result };
-      if (result.error) end.error = result.error;
-      await journal.ended(end);
-    }
-    return result;
-  } catch (error) {
-    const failure = describeThrown(error);
-    return {
-      ...result,
-      subtype: "error_during_execution",
-      isError: true,
-      result: failure.message,
-      error: failure,
-    };
-  }
 }

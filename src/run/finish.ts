@@ -1,0 +1,72 @@
+// How a run ends: the result message, and closing the run in its session log.
+
+import { describeThrown } from "../errors.ts";
+import type { RunEnd } from "./journal.ts";
+import type { RunContext } from "./loop.ts";
+import type { SDKResultMessage } from "./types.ts";
+
+/** The run's result message. */
+export function finish(
+  run: RunContext,
+  subtype: SDKResultMessage["subtype"],
+  fields: Partial<
+    Pick<SDKResultMessage, "result" | "structuredResult" | "pending" | "state" | "error">
+  >,
+): SDKResultMessage {
+  const isError = subtype === "error_max_turns" || subtype === "error_during_execution";
+  let result = fields.result;
+  if (result === undefined) {
+    if (subtype === "error_max_turns") {
+      result = `The run stopped after ${run.numTurns} model calls (maxTurns ${run.config.maxTurns}) before the model finished. Resume its state with a higher maxTurns to go on.`;
+    } else if (fields.error) result = fields.error.message;
+    else result = "";
+  }
+  const message: SDKResultMessage = {
+    type: "result",
+    subtype,
+    result,
+    isError,
+    numTurns: run.numTurns,
+    sessionId: run.sessionId,
+    usage: { ...run.usage },
+    durationMs: Date.now() - run.startedAt,
+    messages: run.messages,
+    steps: run.steps,
+  };
+  if (run.checkpointId !== undefined) message.checkpointId = run.checkpointId;
+  if (fields.structuredResult !== undefined) message.structuredResult = fields.structuredResult;
+  if (fields.pending) message.pending = fields.pending;
+  if (fields.state) message.state = fields.state;
+  if (fields.error) message.error = fields.error;
+  return message;
+}
+
+/**
+ * Closes the run in its session log: the paused state, or the end. A log that cannot take it
+ * fails the run closed (the result keeps its state, so nothing the app holds is lost).
+ */
+export async function closeJournal(
+  run: RunContext,
+  result: SDKResultMessage,
+): Promise<SDKResultMessage> {
+  const journal = run.journal;
+  if (!journal || journal.failure) return result;
+  try {
+    if (result.subtype === "paused") await journal.paused(result.state!);
+    else {
+      const end: RunEnd = { subtype: result.subtype, result: result.result };
+      if (result.error) end.error = result.error;
+      await journal.ended(end);
+    }
+    return result;
+  } catch (error) {
+    const failure = describeThrown(error);
+    return {
+      ...result,
+      subtype: "error_during_execution",
+      isError: true,
+      result: failure.message,
+      error: failure,
+    };
+  }
+}
