@@ -6,14 +6,13 @@ import type { ToolDefinition } from "../tools/types.ts";
 import {
   allowsAnything,
   analyzeCommand,
-  type CommandAnalysis,
-  denyCouldMatch,
-  denyForms,
-  matchesBashPattern,
-  type SimpleCommand,
-  unsafeToAllow,
-} from "./bash-command.ts";
-import { type FileReadConcern, fileReadConcern } from "./bash-reads.ts";
+  type BashCall,
+  bashConcerns,
+  bashDenial,
+  bashRuleMatcher,
+  bashVerdict,
+  type FileReadConcern,
+} from "./bash/index.ts";
 import { lexicalRelative, pathMatcher, workspacePattern } from "./paths.ts";
 import { isProtectedPath } from "./protected.ts";
 import { assertRuleNamesTool } from "./rule-names.ts";
@@ -68,8 +67,11 @@ interface CallView {
   family: Family;
   /** Workspace-relative paths the call names (lexical and canonical forms); undefined entries lead outside. */
   paths: (string | undefined)[];
-  /** The command (Bash, or a custom tool's ruleContent read as a command by a `Bash(...)` rule). */
-  bash?: { analysis: CommandAnalysis; raw: string };
+  /**
+   * The command (Bash, or a custom tool's ruleContent read as a command by a `Bash(...)` rule);
+   * for Bash itself, also what Read and Edit rules say about the files it reads and writes.
+   */
+  bash?: BashCall;
   ruleContent?: string;
   /** The custom tool's ruleContent threw: its pattern rules cannot be read, so the call is denied. */
   ruleContentFailed?: boolean;
@@ -124,6 +126,20 @@ export function createPermissionGate(options: {
     denied: readDenied,
     asked: readAsked,
     any: readDeny.length + readAsk.length > 0,
+    anyDeny: readDeny.length > 0,
+  };
+  // Bash redirections write files: Edit(...) rules and rules naming Write or Edit govern them.
+  const writes = (rule: CompiledRule) =>
+    FAMILY_RULE[rule.rule.name] === "edit" || rule.names("Write") || rule.names("Edit");
+  const writeDeny = deny.filter((rule) => rule.path && writes(rule));
+  const writeAsk = ask.filter((rule) => rule.path && writes(rule));
+  const writeAllow = allow.filter(writes);
+  const editRulesFor = {
+    denied: (relative: string) => writeDeny.some((rule) => rule.path!(relative)),
+    asked: (relative: string) => writeAsk.some((rule) => rule.path!(relative)),
+    allowed: (relative: string) =>
+      writeAllow.some((rule) => rule.matches === undefined || rule.path?.(relative) === true),
+    anyDeny: writeDeny.length > 0,
   };
   const bare = deny.filter((rule) => rule.matches === undefined);
 
@@ -131,6 +147,11 @@ export function createPermissionGate(options: {
   // Synchronous where it can be, so a call's permission check costs no extra turns of the event loop.
   const view = (tool: ToolDefinition, input: unknown): CallView | Promise<CallView> => {
     const permission = builtinInfo(tool)?.permission;
+    if (permission?.kind === "bash") {
+      const call = viewOf(permission, input, workspace) as CallView;
+      const bash = bashConcerns(call.bash!, workspace, readRulesFor, editRulesFor);
+      return bash instanceof Promise ? bash.then((b) => ({ ...call, bash: b })) : { ...call, bash };
+    }
     if (permission) return viewOf(permission, input, workspace);
     // A custom tool's ruleContent runs only when a pattern rule names the tool.
     if (!tool.ruleContent || !patterned.some((rule) => rule.appliesTo(tool)))
@@ -152,18 +173,19 @@ export function createPermissionGate(options: {
     list.find((rule) => rule.appliesTo(tool) && (!rule.matches || rule.matches(call)));
 
   const readConcern = (call: CallView): FileReadConcern =>
-    call.family === "bash" && call.bash
-      ? fileReadConcern(call.bash.analysis, workspace.root, readRulesFor)
-      : undefined;
+    call.family === "bash" ? call.bash?.reads : undefined;
 
   const denialOf = (tool: ToolDefinition, call: CallView): string | undefined => {
     if (call.ruleContentFailed)
       return `Permission denied: the tool "${tool.name}" could not describe this call for its permission rules (its ruleContent threw).`;
     const rule = firstMatch(deny, tool, call);
+    if (rule && call.bash) return bashDenial(rule.rule.text, rule.rule.content, call.bash);
     if (rule) return `Permission denied: the rule "${rule.rule.text}" forbids this call.`;
     const concern = readConcern(call);
     if (concern && "deny" in concern)
       return `Permission denied: this command reads "${concern.deny}", which a Read deny rule forbids.`;
+    const written = call.family === "bash" ? call.bash?.writes?.deny : undefined;
+    if (written) return `Permission denied: ${written}.`;
     return undefined;
   };
 
@@ -186,6 +208,8 @@ export function createPermissionGate(options: {
     if (call.family === "bash") {
       const concern = readConcern(call);
       if (concern && "ask" in concern) return { behavior: "ask", reason: concern.ask };
+      const written = call.bash?.writes?.ask;
+      if (written) return { behavior: "ask", reason: written };
       const allowed = bashAllowed(allow, tool, call);
       return allowed === true ? { behavior: "allow" } : { behavior: "ask", reason: allowed };
     }
@@ -302,43 +326,24 @@ function compileRule(
 }
 
 function bashMatcher(pattern: string, behavior: RuleBehavior): (call: CallView) => boolean {
-  return (call) => {
-    if (!call.bash) return false;
-    const { analysis, raw } = call.bash;
-    if (behavior === "allow")
-      return (
-        analysis.kind === "simple" &&
-        analysis.commands.every((command) => matchesBashPattern(pattern, command))
-      );
-    if (analysis.kind === "complex") return denyCouldMatch(pattern, analysis, raw);
-    return analysis.commands.some((command) =>
-      denyForms(command).some((form) => matchesBashPattern(pattern, form)),
-    );
-  };
+  const matches = bashRuleMatcher(pattern, behavior);
+  return (call) => call.bash !== undefined && matches(call.bash);
 }
 
 /** Auto-allowed only when every simple command matches an allow rule and none is unsafe to allow. */
 function bashAllowed(allow: CompiledRule[], tool: ToolDefinition, call: CallView): true | string {
-  const { analysis, raw } = call.bash!;
+  const { raw } = call.bash!;
   const rules = allow.filter((rule) => rule.appliesTo(tool));
-  if (rules.some((rule) => rule.matches === undefined)) return true;
-  if (analysis.kind === "complex")
-    return `the command uses ${analysis.reason}, which is never allowed without approval`;
-  for (const command of analysis.commands) {
-    const unsafe = unsafeToAllow(command);
-    if (unsafe) return `${describe(command)}: ${unsafe}`;
-    const single: CallView = {
-      ...call,
-      bash: { analysis: { kind: "simple", commands: [command] }, raw },
-    };
-    if (!rules.some((rule) => rule.matches!(single)))
-      return `no allow rule matches ${describe(command)}`;
-  }
-  return analysis.commands.length > 0 ? true : "the command is empty";
-}
-
-function describe(command: SimpleCommand): string {
-  return JSON.stringify([...command.assignments, ...command.argv].join(" "));
+  return bashVerdict(call.bash!, {
+    outright: rules.some((rule) => rule.matches === undefined),
+    matches: (command) => {
+      const single: CallView = {
+        ...call,
+        bash: { analysis: { kind: "simple", commands: [command] }, raw },
+      };
+      return rules.some((rule) => rule.matches!(single));
+    },
+  });
 }
 
 function viewOf(

@@ -50,7 +50,6 @@ const ASKED: [label: string, command: string][] = [
   ["zsh [[ =~ $(...) ]]", "[[ x =~ $(touch pwned) ]] && npm run test:x"],
   ["subshell", "(touch pwned) && npm run test:x"],
   ["brace group", "{ touch pwned; } && npm run test:x"],
-  ["comment", "npm run test:x # && touch pwned"],
   ["ANSI-C quoting", "npm run test:x $'\\n'touch pwned"],
   ["NUL byte", "npm run test:x\u0000; touch pwned"],
   // C11 environment tricks
@@ -126,6 +125,18 @@ describe.each(PRESETS)("Bash rules ($label)", ({ preset }) => {
       // It ran (no package.json here, so npm fails), and did not run the workspace's fake npm.
       expect(run.call("b2").isError).toBe(true);
       expect(run.text("b2")).not.toMatch(/approval/i);
+    });
+
+    it("a comment is no command: what follows # never runs, so the allowed part runs alone", async () => {
+      if (preset) requireBubblewrap();
+      const run = await attack(arena, {
+        preset,
+        permissions: { allow: ["Bash(npm run test:*)"] },
+        turns: [turn(["b1", "Bash", { command: "npm run test:x # && touch pwned" }])],
+      });
+      expect(run.result.subtype).toBe("success");
+      expect(run.text("b1")).not.toMatch(/approval/i);
+      expect(exists(pwned), "the comment ran").toBe(false);
     });
 
     it("C10: allow Bash(find *) does not cover -exec, -execdir, -ok or -delete", async () => {

@@ -139,7 +139,8 @@ describe("sandbox", () => {
     // They ran, and saw nothing (attack() checks the secret strings everywhere).
     expectOk(run, "py", /status=0/);
     expectOk(run, "py2", /status=/);
-    expectOk(run, "shell", /done/);
+    // A shell's own read of it (`< .env`) is a Read the gate now denies before the sandbox.
+    expectError(run, "shell", /denied/i);
     // The file itself is unchanged on the host.
     expect(fs.readFileSync(path.join(arena.work, ".env"), "utf8")).toContain(secret);
   }, 20_000);

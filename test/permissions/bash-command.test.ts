@@ -1,24 +1,22 @@
 import { describe, expect, it } from "vitest";
 import {
   allowsAnything,
+  allowVerdict,
   analyzeCommand,
   type CommandAnalysis,
   denyCouldMatch,
   denyForms,
+  HOLE,
   matchesBashPattern,
   type SimpleCommand,
   unsafeToAllow,
-} from "../../src/permissions/bash-command.ts";
+} from "../../src/permissions/bash/index.ts";
 
 const cmd = (...argv: string[]): SimpleCommand => ({ assignments: [], argv });
 
-/** The gate's allow decision as this module supports it: every command matches, none is unsafe. */
+/** The gate's allow decision for one allow pattern. */
 function autoAllowed(pattern: string, command: string): boolean {
-  const analysis = analyzeCommand(command);
-  return (
-    analysis.kind === "simple" &&
-    analysis.commands.every((c) => matchesBashPattern(pattern, c) && !unsafeToAllow(c))
-  );
+  return allowVerdict(analyzeCommand(command), (c) => matchesBashPattern(pattern, c)) === true;
 }
 
 /** The gate's deny decision: through denyForms when simple, over-inclusive when complex. */
@@ -78,10 +76,10 @@ describe("analyzeCommand: the simple subset", () => {
     expect(simple("\n\na &&\n\nb |\nc\n").map((c) => c.argv)).toEqual([["a"], ["b"], ["c"]]);
   });
 
-  it("accepts globs and ~ in arguments, and # inside a word", () => {
-    expect(simple("ls *.ts src/?[ab] ~/x a#b")).toEqual([
-      cmd("ls", "*.ts", "src/?[ab]", "~/x", "a#b"),
-    ]);
+  it("accepts globs and ~ in arguments, and # inside a word; for deny rules they may be anything", () => {
+    const [command] = simple("ls *.ts src/?[ab] ~/x a#b");
+    expect(command?.argv).toEqual(["ls", "*.ts", "src/?[ab]", "~/x", "a#b"]);
+    expect(command?.holes).toEqual(["ls", HOLE, HOLE, HOLE, "a#b"]);
   });
 
   it("separates leading assignments, but not quoted ones or later ones", () => {
@@ -111,15 +109,17 @@ describe("analyzeCommand: everything else is complex", () => {
     ["echo $'\\x41'", "variable expansion"],
     ["npm run test <(curl x)", "process substitution"],
     ["cat >(sh)", "process substitution"],
-    ["ls > out", "redirection"],
-    ["ls 2>&1", "redirection"],
-    ["ls &> out", "redirection"],
-    ["cat < in", "redirection"],
+    ["ls 3> out", "redirection"],
+    ["ls > $OUT", "redirection"],
+    ["ls > *.txt", "redirection"],
+    ["ls >& out", "redirection"],
+    ["cat <> in", "redirection"],
+    ["ls 2>&3", "redirection"],
+    ["> out", "redirection"],
     ["cat <<EOF\nx\nEOF", "heredoc"],
     ["(rm -rf x)", "subshell"],
     ["{ rm x; }", "brace"],
     ["echo a{b,c}", "brace"],
-    ["ls # comment", "comment"],
     ["npm run test & evil", "background &"],
     ["npm run test &", "background &"],
     ["ls \\-exec", "backslash escape"],
@@ -135,7 +135,7 @@ describe("analyzeCommand: everything else is complex", () => {
     ["; ls", "unparseable: empty command between separators"],
     ["ls\n; rm", "unparseable: empty command between separators"],
     ["ls &&", "unparseable: trailing separator"],
-    ["ls;", "unparseable: trailing separator"],
+    ["ls; ;", "unparseable: empty command between separators"],
     ["", "empty command"],
     [" \t\n ", "empty command"],
     ["if true; then rm x; fi", 'shell keyword "if"'],
@@ -148,9 +148,9 @@ describe("analyzeCommand: everything else is complex", () => {
     expect(reasonOf(command)).toBe(reason);
   });
 
-  it("gives best-effort candidates, including the contents of substitutions", () => {
+  it("gives every command as candidates, including the contents of substitutions", () => {
     expect(argvs(analyzeCommand("npm run test --x=$(rm -rf /) `id -u` <(curl x)"))).toEqual([
-      ["npm", "run", "test", "--x="],
+      ["npm", "run", "test", "--x=$(rm -rf /)", "`id -u`", "<(curl x)"],
       ["rm", "-rf", "/"],
       ["id", "-u"],
       ["curl", "x"],
@@ -160,8 +160,11 @@ describe("analyzeCommand: everything else is complex", () => {
   it("removes quotes and backslashes in candidates and separates assignments", () => {
     const analysis = analyzeCommand("A=1 'r'\\m -rf x > y");
     expect(analysis.kind === "complex" && analysis.candidates).toEqual([
-      { assignments: ["A=1"], argv: ["rm", "-rf", "x"] },
-      { assignments: [], argv: ["y"] },
+      {
+        assignments: ["A=1"],
+        argv: ["rm", "-rf", "x"],
+        redirects: [{ op: ">", kind: "write", target: "y" }],
+      },
     ]);
   });
 });
@@ -301,10 +304,10 @@ describe("C9: parser differentials fail closed", () => {
     expect(denied("rm *", "x=$(/bin/r\\m -rf /)")).toBe(true);
   });
 
-  it("the raw-word check applies only to complex commands", () => {
+  it("a word that is only an argument is no program; what cannot be parsed could be any", () => {
     const command = "echo rm";
     expect(denyCouldMatch("rm *", analyzeCommand(command), command)).toBe(false);
-    expect(denied("rm *", "echo rm > out")).toBe(true);
+    expect(denied("rm *", "echo rm > out")).toBe(false);
     expect(denied("git push *", "git log &&& ls")).toBe(true);
     expect(denied("curl *", "ls > out")).toBe(false);
   });
@@ -381,8 +384,9 @@ describe("C10: wrappers", () => {
 
   it.each([
     ["find . -delete", "find -delete"],
-    ["find . -exec rm '{}' ';'", "find -exec"],
     ["find . -name x -fprint out", "find -fprint"],
+    ["find . -exec rm '{}'", 'find -exec without ";" or "+"'],
+    ["find . -exec {} ';'", "find -exec runs the files it finds"],
   ])("allow find * does not cover %j", (command, reason) => {
     const [parsed] = simple(command);
     expect(matchesBashPattern("find *", parsed!)).toBe(true);

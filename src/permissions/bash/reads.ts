@@ -1,0 +1,213 @@
+/**
+ * Read rules for Bash (RELIABILITY C14): a Bash call whose recognised file readers (`cat`, `grep`,
+ * `cp`, `tar`...) or input redirections (`< file`) name a file a `Read(...)` deny rule covers is
+ * denied, and one an ask rule covers asks. A recursive reader (`grep -r`, `rg`, `tar c`,
+ * `cp -r`) is checked against every file under its directories. Where the gate cannot know what
+ * is read (an expansion as a reader's argument or a redirection target, file names from
+ * `xargs`, a program named only at run time), a deny rule means deny. Arbitrary interpreters
+ * (`python -c`) are stopped only by the sandbox, which masks the denied files.
+ */
+import { realpath } from "node:fs/promises";
+import nodePath from "node:path";
+import { lexicalRelative } from "../paths.ts";
+import { denyView } from "./deny.ts";
+import { recursiveOperands } from "./recursive.ts";
+import { basename, type CommandAnalysis, HOLE, holesOf, isOption, list } from "./types.ts";
+import { walkCovered } from "./walk.ts";
+
+/** Programs whose arguments name files they read. */
+const FILE_READERS = new Set(
+  list(
+    "cat tac nl head tail less more most view vi vim nvim nano emacs ed ex grep egrep fgrep " +
+      "zgrep rg ag ack sed awk gawk mawk cut sort uniq wc strings xxd od hexdump hd base64 " +
+      "base32 basenc cp mv ln install rsync scp source . diff diff3 sdiff cmp comm paste join " +
+      "file tee dd openssl gpg zip unzip 7z 7za tar gzip gunzip zcat bzip2 bzcat xz xzcat zstd " +
+      "zstdcat lz4 bat batcat jq yq iconv split csplit md5sum sha1sum sha224sum sha256sum " +
+      "sha384sum sha512sum b2sum cksum sum curl wget fold fmt pr rev column expand unexpand " +
+      "look shuf tsort numfmt git sqlite3 python python3 node perl ruby php lua sh bash zsh " +
+      "dash ksh",
+  ),
+);
+
+/** Characters with which an argument names files by pattern: it could name a covered file. */
+const GLOB = /[*?[\]{}]/;
+
+export type FileReadConcern = { deny: string } | { ask: string } | undefined;
+
+export interface ReadRules {
+  denied(relative: string): boolean;
+  asked(relative: string): boolean;
+  /** Some Read rule denies or asks. */
+  any: boolean;
+  /** Some Read rule denies. */
+  anyDeny: boolean;
+}
+
+/**
+ * What Read rules say about the files the command reads. Paths are tried as written from the
+ * workspace root and with their leading `./` and `../` steps removed (the shell's working
+ * directory may be below the root), so `cat ../.env` from `sub/` is caught. Returns a promise
+ * only when a directory must be walked.
+ */
+export function fileReadConcern(
+  analysis: CommandAnalysis,
+  root: string,
+  rules: ReadRules,
+): FileReadConcern | Promise<FileReadConcern> {
+  if (!rules.any) return undefined;
+  let ask: FileReadConcern;
+  const unknown = (what: string): FileReadConcern =>
+    rules.anyDeny ? { deny: what } : { ask: `${what}; Read rules restrict some files` };
+  const named: string[] = [];
+  const path = (given: string): FileReadConcern => {
+    named.push(given);
+    for (const relative of pathForms(root, given)) {
+      if (rules.denied(relative)) return { deny: given };
+      if (rules.asked(relative))
+        ask ??= { ask: `it reads ${JSON.stringify(given)}, which a Read rule asks about` };
+    }
+    return undefined;
+  };
+  const view = denyView(analysis);
+  if (view.opaque) {
+    const concern = unknown(`a program it runs is named only at run time (${view.opaque})`);
+    if (concern && "deny" in concern) return concern;
+    ask ??= concern;
+  }
+  const directories: string[] = [];
+  const commands = analysis.kind === "simple" ? analysis.commands : analysis.candidates;
+  for (const command of commands) {
+    for (const redirect of command.redirects ?? []) {
+      if (redirect.kind !== "read" && redirect.kind !== "readwrite") continue;
+      const concern = redirect.dynamic
+        ? unknown(`it reads from ${JSON.stringify(redirect.target)}, named only at run time`)
+        : path(redirect.target);
+      if (concern && "deny" in concern) return concern;
+      ask ??= concern;
+    }
+  }
+  for (const form of view.forms) {
+    const program = basename(form.argv[0] ?? "");
+    if (!FILE_READERS.has(program) && program !== "find") continue;
+    directories.push(...recursiveOperands(form));
+    if (program === "find") continue;
+    if (form.via === "xargs") {
+      const concern = unknown(`xargs gives ${program} the names of the files it reads`);
+      if (concern && "deny" in concern) return concern;
+      ask ??= concern;
+      continue;
+    }
+    const holes = holesOf(form);
+    for (let at = 1; at < form.argv.length; at++) {
+      const arg = form.argv[at]!;
+      if (holes[at]!.includes(HOLE)) {
+        if (form.via === "find" && holes[at] === HOLE && arg.includes("{}")) continue;
+        if (/[$`]/.test(arg)) {
+          const concern = unknown(
+            `${program} reads ${JSON.stringify(arg)}, named only at run time`,
+          );
+          if (concern && "deny" in concern) return concern;
+          ask ??= concern;
+          continue;
+        }
+      }
+      for (const candidate of argumentPaths(arg)) {
+        if (GLOB.test(candidate)) {
+          ask ??= {
+            ask: `${JSON.stringify(candidate)} names files by pattern, and Read rules restrict some files`,
+          };
+          continue;
+        }
+        const concern = path(candidate);
+        if (concern && "deny" in concern) return concern;
+      }
+    }
+  }
+  if (directories.length === 0 && named.length === 0) return ask;
+  return (async () => {
+    const linked = await throughLinks(named, root, rules);
+    if (linked && "deny" in linked) return linked;
+    const walked = await walkDirectories(directories, root, rules, unknown);
+    return walked && "deny" in walked ? walked : (ask ?? linked ?? walked);
+  })();
+}
+
+/** At most this many named files are followed through symbolic links. */
+const MAX_LINKS = 64;
+
+/** A file named through a symbolic link is read where the link leads: the rules see that too. */
+async function throughLinks(
+  named: string[],
+  root: string,
+  rules: ReadRules,
+): Promise<FileReadConcern> {
+  let ask: FileReadConcern;
+  for (const given of [...new Set(named)].slice(0, MAX_LINKS)) {
+    let target: string | undefined;
+    try {
+      target = lexicalRelative(root, await realpath(nodePath.resolve(root, given)));
+    } catch {
+      continue;
+    }
+    if (target === undefined || target === "") continue;
+    if (rules.denied(target)) return { deny: `${given} (a link to ${target})` };
+    if (rules.asked(target))
+      ask ??= { ask: `it reads ${JSON.stringify(given)}, a link to a file a Read rule asks about` };
+  }
+  return ask;
+}
+
+/** The paths an argument may name: itself, the value after `=` or `@`, an attached short value. */
+function argumentPaths(arg: string): string[] {
+  const candidates = new Set<string>();
+  const add = (value: string): void => {
+    if (value !== "" && !value.startsWith("-")) candidates.add(value);
+  };
+  add(arg);
+  add(arg.slice(arg.indexOf("=") + 1));
+  if (arg.startsWith("@")) add(arg.slice(1));
+  if (isOption(arg) && !arg.startsWith("--")) add(arg.slice(2));
+  return [...candidates];
+}
+
+async function walkDirectories(
+  directories: string[],
+  root: string,
+  rules: ReadRules,
+  unknown: (what: string) => FileReadConcern,
+): Promise<FileReadConcern> {
+  let ask: FileReadConcern;
+  for (const directory of new Set(directories)) {
+    const forms = pathForms(root, directory);
+    for (const relative of forms.length > 0 ? forms : []) {
+      const found = await walkCovered(root, relative, rules);
+      if (found === "too many") {
+        const concern = unknown(
+          `it reads everything under ${JSON.stringify(directory)}, too many files to check`,
+        );
+        if (concern && "deny" in concern) return concern;
+        ask ??= concern;
+      } else if (found?.kind === "deny") {
+        return { deny: `${found.path} (under ${JSON.stringify(directory)}, which it reads whole)` };
+      } else if (found?.kind === "ask") {
+        ask ??= {
+          ask: `it reads everything under ${JSON.stringify(directory)}, which holds "${found.path}", a file a Read rule asks about`,
+        };
+      }
+    }
+  }
+  return ask;
+}
+
+/** A path as the rules see it: from the root, and with leading `./` `../` steps removed. */
+export function pathForms(root: string, given: string): string[] {
+  const forms = new Set<string>();
+  const direct = lexicalRelative(root, given);
+  if (direct !== undefined) forms.add(direct);
+  const stepped = given.replace(/^(?:\.{1,2}\/+)+/, "").replace(/^\.{1,2}$/, "");
+  if (stepped !== given) {
+    const fromBelow = lexicalRelative(root, stepped === "" ? "." : stepped);
+    if (fromBelow !== undefined) forms.add(fromBelow);
+  }
+  return [...forms];
+}
