@@ -257,7 +257,8 @@ function agentFrom(config: EngineConfig, context: AgentContext): Agent {
           }),
         );
       const restored = await restoreRun(target, config, options ?? {});
-      const journal = store ? await journalForState(store, config, restored.sessionId) : undefined;
+      const state = (typeof target === "string" ? JSON.parse(target) : target) as RunState;
+      const journal = store ? await journalForState(store, config, state) : undefined;
       return withRunBackground(config, (runConfig) =>
         runLoop(newRun(runConfig, { ...restored, ...journal, emit, signal }), restored),
       );

@@ -13,8 +13,12 @@ import type { ErrorInfo, RunState, Step, StepToolCall } from "./types.ts";
 export interface RunJournal {
   /** The run's user message, before the first model call. */
   input(message: Message): Promise<void>;
-  /** The complete reply (tool_use ids as stored), before any of its calls is prepared. */
-  reply(step: Step): Promise<void>;
+  /**
+   * The complete reply (tool_use ids as stored), before any of its calls is prepared, with the
+   * calls answered while they were claimed (a repeated id, input cut short): they never run, and
+   * recovery must answer them the same way.
+   */
+  reply(step: Step, answered: { id: string; result: ToolResult }[]): Promise<void>;
   /** A reply that failed mid-stream, kept only marked incomplete. */
   partial(message: Message): Promise<void>;
   /** A call passed its hooks and permission: written immediately before its handler runs. */

@@ -42,7 +42,11 @@ export interface RunContext extends CallEnvironment {
  * interrupted batch (calls whose result was logged carry it and are never run again), or the
  * final reply a crash left without its end. Otherwise the model is called with the transcript.
  */
-export type Recovery = { records: CallRecord[] } | { finalText: string } | { callModel: true };
+export type Recovery =
+  | { records: CallRecord[] }
+  | { finalText: string }
+  | { failed: ErrorInfo }
+  | { callModel: true };
 
 /** How a turn (or a resumed batch) ended: the loop is a switch on this. */
 type TurnOutcome =
@@ -98,6 +102,7 @@ async function loop(
   else if (recovery && "records" in recovery) outcome = await recoverBatch(run, recovery.records);
   else if (recovery && "finalText" in recovery)
     outcome = { kind: "final", result: recovery.finalText };
+  else if (recovery && "failed" in recovery) outcome = { kind: "failed", error: recovery.failed };
   while (true) {
     switch (outcome.kind) {
       case "continue":
@@ -195,7 +200,10 @@ async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promi
   };
   run.steps.push(step);
   // Write-ahead (b): the complete reply, before any of its calls is prepared.
-  await run.journal?.reply(step);
+  await run.journal?.reply(
+    step,
+    records.flatMap((record) => (record.result ? [{ id: record.id, result: record.result }] : [])),
+  );
 
   if (records.length === 0) {
     endTurn(run, turn.message);
@@ -308,5 +316,7 @@ function throwIfAborted(run: RunContext): void {
       messages: run.messages,
       sessionId: run.sessionId,
       reason: run.signal.reason,
+      numTurns: run.numTurns,
+      usage: { ...run.usage },
     });
 }

@@ -71,14 +71,19 @@ export class SessionJournal implements RunJournal {
     return this.#write({ type: "input", runId: this.#runId, checkpointId: this.#runId, message });
   }
 
-  reply(step: Step): Promise<void> {
-    return this.#write({
+  reply(step: Step, answered: { id: string; result: ToolResult }[]): Promise<void> {
+    const entry: LogEntry = {
       type: "reply",
       runId: this.#runId,
       message: step.message,
       usage: { ...emptyUsage(), ...step.usage },
       stopReason: step.stopReason ?? "end_turn",
-    });
+    };
+    if (answered.length > 0)
+      entry.answered = Object.fromEntries(
+        answered.map(({ id, result }) => [id, toJsonValue(result) as ToolResult]),
+      );
+    return this.#write(entry);
   }
 
   partial(message: Message): Promise<void> {

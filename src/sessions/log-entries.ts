@@ -19,8 +19,17 @@ export type LogEntry =
   | { type: "origin"; from: string; checkpointId?: string }
   /** (a) the run's prompt, before the first model call. */
   | (RunEntry & { type: "input"; checkpointId: string; message: Message })
-  /** (b) a complete reply, before any of its calls is prepared. */
-  | (RunEntry & { type: "reply"; message: Message; usage: Usage; stopReason: string })
+  /**
+   * (b) a complete reply, before any of its calls is prepared; `answered` holds the calls the
+   * engine answered as it claimed them (a repeated id, input cut short), which never run.
+   */
+  | (RunEntry & {
+      type: "reply";
+      message: Message;
+      usage: Usage;
+      stopReason: string;
+      answered?: Record<string, ToolResult>;
+    })
   /** A reply that failed mid-stream, marked incomplete; never replayed as complete. */
   | (RunEntry & { type: "partial"; message: Message })
   /** (c) immediately before a handler runs: the call and a hash of its canonical input. */

@@ -7,6 +7,7 @@ import { describeValue } from "../options.ts";
 import { type CallRecord, errorResult, newCallRecord } from "../run/call.ts";
 import type { EngineConfig } from "../run/config.ts";
 import type { Recovery } from "../run/loop.ts";
+import { canonicalJson } from "../run/seal.ts";
 import type { ResumeOptions, RunState, SessionTarget, Step } from "../run/types.ts";
 import { SessionJournal } from "./journal.ts";
 import { readSession, requireSession, type SessionView } from "./session-view.ts";
@@ -146,6 +147,16 @@ function recoveryOf(view: SessionView, config: EngineConfig): Recovery {
   const batch = unfinished.batch;
   if (!batch) {
     if (unfinished.finalReply) return { finalText: textOf(unfinished.finalReply.content) };
+    // The run was failing already: its model call broke mid-stream, and the crash came before
+    // its end was logged. It ends as it would have; the partial reply stays marked incomplete.
+    if (unfinished.failedMidStream)
+      return {
+        failed: {
+          name: "APIConnectionError",
+          message:
+            "The model's reply broke off mid-stream, and the process stopped before the run could end; the partial reply is kept, marked incomplete. Run again to continue.",
+        },
+      };
     return { callModel: true };
   }
   const records: CallRecord[] = [];
@@ -219,10 +230,22 @@ export function isSessionTarget(value: unknown): value is SessionTarget {
 export async function journalForState(
   store: SessionStore,
   config: EngineConfig,
-  sessionId: string,
+  state: RunState,
 ): Promise<{ journal: SessionJournal; checkpointId: string } | undefined> {
+  const { sessionId } = state;
   const view = await readSession(store, sessionId, config.approvalSecret);
   if (!view) return undefined;
+  // A paused state runs once: the session must still be paused at exactly this batch. A state
+  // without a batch (a run stopped at maxTurns) continues a session whose runs all ended.
+  const stored = view.unfinished?.pausedState?.batch;
+  const samePause =
+    view.status === "paused" &&
+    stored !== undefined &&
+    canonicalJson(stored) === canonicalJson(state.batch);
+  if (state.batch ? !samePause : view.status !== "idle")
+    throw new ResumeError(
+      `resume: session "${sessionId}" is not at this state any more (its run was resumed already, paused again, or crashed); a state is resumed once. Continue the session with agent.resume({ sessionId: "${sessionId}" }).`,
+    );
   const runId = view.unfinished?.runId ?? view.checkpoints.at(-1)?.id ?? newCheckpointId();
   const journal = new SessionJournal({
     store,

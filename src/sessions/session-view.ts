@@ -29,6 +29,8 @@ export interface UnfinishedRun {
   batch?: InterruptedBatch;
   /** The last reply answered without tool calls, but the run logged no end. */
   finalReply?: Message;
+  /** The last model call failed mid-stream (its partial reply logged), and the run logged no end. */
+  failedMidStream?: boolean;
 }
 
 export interface InterruptedBatch {
@@ -99,6 +101,7 @@ export function viewOf(
         messages.push(entry.message);
         if (run) {
           run.numTurns++;
+          run.failedMidStream = false;
           addUsage(run.usage, entry.usage);
           run.finalReply = hasToolUse(entry.message) ? undefined : entry.message;
           run.batch = hasToolUse(entry.message)
@@ -109,7 +112,7 @@ export function viewOf(
                   usage: entry.usage,
                   stopReason: entry.stopReason,
                 },
-                results: new Map(),
+                results: new Map(Object.entries(entry.answered ?? {})),
                 started: new Set(),
               }
             : undefined;
@@ -121,6 +124,7 @@ export function viewOf(
           run.numTurns++;
           run.batch = undefined;
           run.finalReply = undefined;
+          run.failedMidStream = true;
         }
         break;
       case "started":
@@ -147,10 +151,10 @@ export function viewOf(
         }
         break;
       case "resumed":
-        if (run) {
-          run.open = true;
-          run.pausedState = undefined;
-        }
+        // A run resumed from a state after it ended (a max_turns state, a higher limit) reopens.
+        run ??= { runId: entry.runId, numTurns: 0, usage: emptyUsage(), open: true };
+        run.open = true;
+        run.pausedState = undefined;
         break;
       case "end":
         run = undefined;

@@ -1,0 +1,110 @@
+// Helpers of the in-process session tests: a store that fails on demand, workspaces, rejections.
+import { mkdtempSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { memoryStore, type SessionStore, tool } from "skein";
+import { z } from "zod";
+
+/** What a rejected promise rejected with (fails the test if it resolved). */
+export async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected a rejection, but the promise resolved");
+}
+
+/** A new empty directory, by its real path (the workspace root is canonical). */
+export function tempWorkspace(prefix = "skein-sessions-"): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
+}
+
+export async function lastSeqOf(store: SessionStore, sessionId: string): Promise<number> {
+  return (await store.read(sessionId)).length;
+}
+
+/** The `type` of each stored entry (`?` for one that is not JSON). */
+export async function entryTypes(store: SessionStore, sessionId: string): Promise<string[]> {
+  return (await store.read(sessionId)).map((row) => {
+    try {
+      return String(JSON.parse(row.data).type);
+    } catch {
+      return "?";
+    }
+  });
+}
+
+/** Decides, for each append attempt, whether it fails (and how). */
+export type FailWhen = (attempt: {
+  entries: string[];
+  types: string[];
+  call: number;
+}) => Error | undefined;
+
+/**
+ * A memoryStore whose `append` throws when `failWhen` says so (before writing anything), and
+ * which counts attempts: a disk that is full, a database that is gone.
+ */
+export function failingStore(failWhen: FailWhen): SessionStore & {
+  attempts: string[][];
+  inner: SessionStore;
+} {
+  const inner = memoryStore();
+  const attempts: string[][] = [];
+  return {
+    attempts,
+    inner,
+    async append(sessionId, seq, entries) {
+      const types = entries.map((entry) => String(JSON.parse(entry).type));
+      attempts.push(types);
+      const failure = failWhen({ entries: [...entries], types, call: attempts.length });
+      if (failure) throw failure;
+      return inner.append(sessionId, seq, entries);
+    },
+    read: (sessionId, options) => inner.read(sessionId, options),
+    list: () => inner.list(),
+    delete: (sessionId) => inner.delete(sessionId),
+    close: () => inner.close(),
+  };
+}
+
+/** A tool that counts its runs, by call id. */
+export function countingTool(name = "charge", options: { idempotent?: boolean } = {}) {
+  const runs: string[] = [];
+  const definition = tool(
+    name,
+    `The ${name} tool`,
+    z.object({ target: z.string() }),
+    async ({ target }, ctx) => {
+      runs.push(ctx.callId);
+      return `${name} done for ${target}`;
+    },
+    options,
+  );
+  return { tool: definition, runs };
+}
+
+/** Edits one stored entry of a SQLite session file in place, as someone with the file could. */
+export function editSqliteRow(
+  path: string,
+  sessionId: string,
+  seq: number,
+  edit: (data: string) => string,
+): void {
+  const db = new Database(path);
+  try {
+    const row = db
+      .prepare("SELECT data FROM skein_entries WHERE session_id = ? AND seq = ?")
+      .get(sessionId, seq) as { data: string } | undefined;
+    if (!row) throw new Error(`no entry at seq ${seq} of session "${sessionId}"`);
+    db.prepare("UPDATE skein_entries SET data = ? WHERE session_id = ? AND seq = ?").run(
+      edit(row.data),
+      sessionId,
+      seq,
+    );
+  } finally {
+    db.close();
+  }
+}
