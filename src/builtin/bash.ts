@@ -22,7 +22,12 @@ import {
   untilGone,
 } from "./shell/jobs.ts";
 import { prepareSandbox, shellRun } from "./shell/launch.ts";
-import { OUTPUT_HEAD_CHARS, OUTPUT_TAIL_CHARS, OutputBuffer } from "./shell/output.ts";
+import {
+  OUTPUT_HEAD_CHARS,
+  OUTPUT_TAIL_CHARS,
+  OutputBuffer,
+  trimTrailingNewlines,
+} from "./shell/output.ts";
 import { runShell, type ShellOutcome } from "./shell/process.ts";
 import { exclusive, keepCwd, sessionOf, startingCwd } from "./shell/session.ts";
 
@@ -151,7 +156,7 @@ export function bashOutputTool(env: BuiltinEnvironment): ToolDefinition<BashOutp
             ? "running"
             : describeStatus(shell.outcome);
       return {
-        content: `Status: ${status}\n${text.replace(/\n+$/, "") || "(no new output)"}`,
+        content: `Status: ${status}\n${trimTrailingNewlines(text) || "(no new output)"}`,
         details: { bashId: input.bash_id, status, exitCode: shell.outcome?.exitCode ?? null },
       };
     },
@@ -198,7 +203,7 @@ function foregroundResult(
   notes: string[],
   details: Record<string, unknown>,
 ): ToolResult {
-  const text = output.text().replace(/\n+$/, "");
+  const text = trimTrailingNewlines(output.text());
   const removed = outcome.removedProtected ?? [];
   const withNotes = (head: string, body: string): string =>
     [head, body, ...removed, ...notes].filter((part) => part !== "").join("\n");
@@ -214,8 +219,9 @@ function foregroundResult(
   let head: string | undefined;
   if (outcome.spawnError) head = `The command could not be started: ${outcome.spawnError}`;
   else if (outcome.timedOut)
-    head = `Command timed out after ${timeoutMs} ms; its process group was killed. Output so far:`;
-  else if (outcome.aborted) head = "Command was aborted; its process group was killed.";
+    head = `Command timed out after ${timeoutMs} ms; it and every process it started were killed. Output so far:`;
+  else if (outcome.aborted)
+    head = "Command was aborted; it and every process it started were killed.";
   else if (outcome.signal) head = `Command was killed by signal ${outcome.signal}.`;
   else if (outcome.exitCode !== 0) head = `Exit code ${outcome.exitCode}`;
   if (head !== undefined || removed.length > 0) {

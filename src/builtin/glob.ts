@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import path from "node:path";
-import ignore, { type Ignore } from "ignore";
-import { type GlobOptions, glob, isDynamicPattern } from "tinyglobby";
+import { isDynamicPattern } from "tinyglobby";
+import { MATCH_STALL_MS, MatchTooSlowError, runBounded } from "./bounded-match.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath, Workspace } from "./environment.ts";
 import { echo, fsError, hiddenNote, isInside, isPathError } from "./workspace.ts";
@@ -42,10 +42,22 @@ export function globTool(env: BuiltinEnvironment) {
       const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(GLOB_TIMEOUT_MS)]);
       const base = await searchBase(env.workspace, input);
       const root = env.workspace.root;
-      const found = await crawl(base.dir, base.rest, signal);
-      const ignored = await gitignoreMatcher(root, base.dir, signal);
-      const prefix = base.dir.relative === "" ? "" : `${base.dir.relative}/`;
-      const matches = found.map((match) => prefix + match).filter((relative) => !ignored(relative));
+      const budget = new Budget(ctx.signal);
+      let matches: string[];
+      try {
+        const found = await crawl(base.dir, base.rest, budget);
+        const prefix = base.dir.relative === "" ? "" : `${base.dir.relative}/`;
+        matches = await withoutGitignored(
+          root,
+          base.dir,
+          found.map((match) => prefix + match),
+          budget,
+        );
+      } catch (error) {
+        if (error instanceof MatchTooSlowError) throw tooSlow(input.pattern, error);
+        if (ctx.signal.aborted) throw new BuiltinToolError("Glob was cancelled.");
+        throw error;
+      }
       // Files a Read deny or ask rule covers are left out, and only counted.
       const candidates = matches.filter((relative) => !env.hiddenFromSearch(relative, "Glob"));
       const hidden = matches.length - candidates.length;
@@ -58,7 +70,7 @@ export function globTool(env: BuiltinEnvironment) {
           `Showing the ${GLOB_MAX_RESULTS} most recently modified of ${dated.length} matches. Use a more specific pattern or path to narrow down.`,
         );
       if (hidden > 0) notes.push(hiddenNote(hidden, ["file", "files"]));
-      if (signal.aborted && !ctx.signal.aborted)
+      if ((budget.stopped || signal.aborted) && !ctx.signal.aborted)
         shown.push(
           `[The search took over ${GLOB_TIMEOUT_MS / 1000} s and was stopped: results may be incomplete.]`,
         );
@@ -103,7 +115,36 @@ async function searchBase(
   return { dir, rest };
 }
 
-async function crawl(dir: ResolvedPath, pattern: string, signal: AbortSignal): Promise<string[]> {
+/**
+ * The time of one Glob call, shared by its steps. Each step runs in the matcher worker: its crawl
+ * stops by itself when the time is up (keeping what it found), and the worker is terminated if it
+ * does not answer a stall period later (a match stuck in backtracking).
+ */
+class Budget {
+  readonly #end = Date.now() + GLOB_TIMEOUT_MS;
+  /** A crawl was cut short by the time limit. */
+  stopped = false;
+  constructor(readonly signal: AbortSignal) {}
+  /** Time left for the crawl itself (at least a moment, so a late step still answers). */
+  get crawlMs(): number {
+    return Math.max(100, this.#end - Date.now());
+  }
+  get options() {
+    return { signal: this.signal, limitMs: this.crawlMs + MATCH_STALL_MS };
+  }
+}
+
+function tooSlow(pattern: string, error: MatchTooSlowError): BuiltinToolError {
+  const when =
+    error.reason === "stalled"
+      ? `matching one path took over ${error.afterMs / 1000} s`
+      : `matching took over ${error.afterMs / 1000} s`;
+  return new BuiltinToolError(
+    `The pattern ${echo(pattern)} is too complex to match: ${when}, so the search was stopped (wildcards in a row such as "*a*a*a*c", or nested extglobs, can take exponential time). Use a simpler pattern such as "**/*.ts" or "src/**/name*", or narrow the search with path.`,
+  );
+}
+
+async function crawl(dir: ResolvedPath, pattern: string, budget: Budget): Promise<string[]> {
   try {
     const stats = await fs.promises.stat(dir.absolute);
     if (!stats.isDirectory())
@@ -112,85 +153,92 @@ async function crawl(dir: ResolvedPath, pattern: string, signal: AbortSignal): P
     if (error instanceof BuiltinToolError) throw error;
     return [];
   }
-  const options: GlobOptions = {
-    cwd: dir.absolute,
-    dot: true,
-    onlyFiles: true,
-    followSymbolicLinks: false,
-    expandDirectories: false,
-    ignore: ["**/.git/**"],
-    signal,
-    fs: confinedFs(dir.absolute),
-  };
+  let found: { paths: string[]; stopped: boolean };
   try {
-    const matches = await glob(pattern, options);
-    // Belt and braces: tinyglobby also accepts patterns that climb; keep only what is below.
-    return matches.filter((match) => isInside(path.normalize(match)));
+    found = await runBounded(
+      "glob",
+      {
+        patterns: [pattern],
+        options: {
+          cwd: dir.absolute,
+          dot: true,
+          onlyFiles: true,
+          followSymbolicLinks: false,
+          expandDirectories: false,
+          ignore: ["**/.git/**"],
+        },
+        confine: dir.absolute,
+        timeoutMs: budget.crawlMs,
+      },
+      budget.options,
+    );
   } catch (error) {
-    if (signal.aborted) return [];
+    if (error instanceof MatchTooSlowError || budget.signal.aborted) throw error;
     throw fsError(error, pattern);
   }
-}
-
-/** The crawler's fs, refusing to list any directory outside `base`. */
-function confinedFs(base: string): GlobOptions["fs"] {
-  const readdir = ((dir: string, options: unknown, callback: (...args: unknown[]) => void) => {
-    if (!isInside(path.relative(base, path.resolve(base, dir)))) return callback(null, []);
-    return (fs.readdir as (...args: unknown[]) => void)(dir, options, callback);
-  }) as unknown as typeof fs.readdir;
-  const readdirSync = ((dir: string, options: unknown) =>
-    isInside(path.relative(base, path.resolve(base, dir)))
-      ? (fs.readdirSync as (...args: unknown[]) => unknown)(dir, options)
-      : []) as unknown as typeof fs.readdirSync;
-  return { readdir, readdirSync };
+  if (found.stopped) budget.stopped = true;
+  // Belt and braces: tinyglobby also accepts patterns that climb; keep only what is below.
+  return found.paths.filter((match) => isInside(path.normalize(match)));
 }
 
 /**
- * Whether a workspace-relative path is ignored by the .gitignore files of the workspace: those
+ * The workspace-relative `paths` that the .gitignore files of the workspace do not ignore: those
  * of the search directory's ancestors up to the root and those below it, deeper ones overriding.
+ * The files are the workspace's, so the model may have written them: they are matched in the
+ * worker too.
  */
-async function gitignoreMatcher(
+async function withoutGitignored(
   root: string,
   dir: ResolvedPath,
-  signal: AbortSignal,
-): Promise<(relative: string) => boolean> {
+  paths: string[],
+  budget: Budget,
+): Promise<string[]> {
+  if (paths.length === 0) return paths;
   const ancestors = [""];
   for (const part of dir.relative === "" ? [] : dir.relative.split("/"))
     ancestors.push(ancestors.length === 1 ? part : `${ancestors.at(-1)}/${part}`);
-  const below = await glob("**/.gitignore", {
-    cwd: dir.absolute,
-    dot: true,
-    followSymbolicLinks: false,
-    ignore: ["**/.git/**"],
-    signal,
-    fs: confinedFs(dir.absolute),
-  }).catch(() => [] as string[]);
+  const below = await runBounded(
+    "glob",
+    {
+      patterns: ["**/.gitignore"],
+      options: {
+        cwd: dir.absolute,
+        dot: true,
+        followSymbolicLinks: false,
+        expandDirectories: false,
+        ignore: ["**/.git/**"],
+      },
+      confine: dir.absolute,
+      timeoutMs: budget.crawlMs,
+    },
+    budget.options,
+  ).catch((error: unknown) => {
+    if (error instanceof MatchTooSlowError || budget.signal.aborted) throw error;
+    return { paths: [] as string[], stopped: false };
+  });
   const prefix = dir.relative === "" ? "" : `${dir.relative}/`;
   const dirs = new Set([
     ...ancestors,
-    ...below.map((file) => path.posix.dirname(prefix + file)).map((d) => (d === "." ? "" : d)),
+    ...below.paths
+      .map((file) => path.posix.dirname(prefix + file))
+      .map((d) => (d === "." ? "" : d)),
   ]);
-  const rules = new Map<string, Ignore>();
+  const rules: [string, string][] = [];
   for (const d of dirs) {
     const text = await readGitignore(path.join(root, d, ".gitignore"));
-    if (text !== undefined) rules.set(d, ignore().add(text));
+    if (text !== undefined) rules.push([d, text]);
   }
-  if (rules.size === 0) return () => false;
-  return (relative) => {
-    let ignored = false;
-    let at = "";
-    const parts = relative.split("/");
-    for (let i = 0; i < parts.length; i += 1) {
-      const rule = rules.get(at);
-      if (rule !== undefined) {
-        const result = rule.test(parts.slice(i).join("/"));
-        if (result.ignored) ignored = true;
-        else if (result.unignored) ignored = false;
-      }
-      at = at === "" ? parts[i]! : `${at}/${parts[i]}`;
-    }
-    return ignored;
-  };
+  if (rules.length === 0) return paths;
+  let ignored: boolean[];
+  try {
+    ignored = await runBounded("gitignore", { rules, paths }, budget.options);
+  } catch (error) {
+    if (!(error instanceof MatchTooSlowError)) throw error;
+    throw new BuiltinToolError(
+      `The workspace's .gitignore files hold a pattern too complex to match against these paths (matching was stopped after ${error.afterMs / 1000} s; several "**" against deep directories can take that long). Simplify the .gitignore patterns, or search a narrower path.`,
+    );
+  }
+  return paths.filter((_, i) => !ignored[i]);
 }
 
 async function readGitignore(file: string): Promise<string | undefined> {

@@ -1,6 +1,6 @@
 import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
-import ignore from "ignore";
+import { MatchTooSlowError, runBounded } from "./bounded-match.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
 import {
@@ -13,6 +13,8 @@ import {
 } from "./workspace.ts";
 
 export const LS_MAX_ENTRIES = 1000;
+/** Time for matching the entries against the `ignore` patterns. */
+const IGNORE_LIMIT_MS = 30_000;
 
 export interface LsInput {
   path: string;
@@ -43,7 +45,7 @@ export function lsTool(env: BuiltinEnvironment) {
     security: { network: "none", filesystem: "workspace", sideEffects: "none" },
     concurrencySafe: true,
     permission: { kind: "read", paths: (input) => [input.path] },
-    handler: async (input) => {
+    handler: async (input, ctx) => {
       const shown = echo(input.path);
       const resolved = await env.workspace.resolve(input.path);
       let dir: Awaited<ReturnType<typeof openDirectoryInside>>;
@@ -65,11 +67,8 @@ export function lsTool(env: BuiltinEnvironment) {
       } finally {
         await dir.handle.close();
       }
-      const skip = ignore().add(input.ignore ?? []);
       const prefix = resolved.relative === "" ? "" : `${resolved.relative}/`;
-      const wanted = entries.filter(
-        (entry) => !skip.ignores(entry.isDirectory() ? `${entry.name}/` : entry.name),
-      );
+      const wanted = await withoutIgnored(entries, input.ignore ?? [], ctx.signal);
       // Entries a Read deny or ask rule covers are left out, and only counted.
       const visible = wanted.filter((entry) => !env.hiddenFromSearch(prefix + entry.name, "LS"));
       const hidden = wanted.length - visible.length;
@@ -98,4 +97,38 @@ export function lsTool(env: BuiltinEnvironment) {
       return notes.length === 0 ? body : `${body}\n\n[${notes.join(" ")}]`;
     },
   });
+}
+
+/**
+ * The entries the model's `ignore` patterns leave in. The library guards its expressions against
+ * backtracking on one name by rewriting them, a defence of its own that no type checks; the
+ * patterns are the model's, so they are matched in the worker of `bounded-match.ts`, where no
+ * pattern can stop the process.
+ */
+async function withoutIgnored(
+  entries: Dirent[],
+  patterns: string[],
+  signal: AbortSignal,
+): Promise<Dirent[]> {
+  if (patterns.length === 0 || entries.length === 0) return entries;
+  const names = entries.map((entry) => (entry.isDirectory() ? `${entry.name}/` : entry.name));
+  let ignored: boolean[];
+  try {
+    ignored = await runBounded(
+      "ignored",
+      { patterns, paths: names },
+      {
+        signal,
+        limitMs: IGNORE_LIMIT_MS,
+      },
+    );
+  } catch (error) {
+    if (error instanceof MatchTooSlowError)
+      throw new BuiltinToolError(
+        `The ignore patterns are too complex to match: matching took over ${error.afterMs / 1000} s and was stopped (wildcards in a row such as "*?*?*?c" can take exponential time). Use simpler patterns such as "*.log" or "build/".`,
+      );
+    if (signal.aborted) throw new BuiltinToolError("LS was cancelled.");
+    throw new BuiltinToolError(`ignore: ${(error as Error).message}`);
+  }
+  return entries.filter((_, i) => !ignored[i]);
 }

@@ -1,7 +1,7 @@
 import path from "node:path";
-import ignore, { type Ignore } from "ignore";
 import { isInside, isWithin } from "../builtin/workspace.ts";
 import { ConfigurationError } from "../errors.ts";
+import { compilePathPattern } from "./path-glob.ts";
 
 /**
  * Path rules (`Read(src/**)`, `Edit(**\/*.env)`) use gitignore semantics relative to the
@@ -20,12 +20,11 @@ export function pathMatcher(
   // Unicode: a restrictive pattern and a path are compared in one normal form (NFC), so
   // `Read(café.env)` typed in NFC covers a file whose name is stored decomposed (NFD), as macOS
   // file systems store it.
-  const rules: Ignore = ignore({ ignorecase: broad }).add(
-    broad ? pattern.normalize("NFC") : pattern,
-  );
+  // Matched in time linear in the path (path-glob.ts): the path may be the model's, of any length.
+  const matches = compilePathPattern(broad ? pattern.normalize("NFC") : pattern, broad);
   return (relative) => {
     const forms = broad ? pathForms(relative.normalize("NFC")) : [relative];
-    return forms.some((form) => form !== "" && rules.ignores(form));
+    return forms.some((form) => form !== "" && matches(form));
   };
 }
 
@@ -38,9 +37,16 @@ export function pathForms(relative: string): string[] {
   const plain = relative.split(path.sep).join("/");
   const stripped = plain
     .split("/")
-    .map((part) => part.replace(/:.*$/s, "").replace(/[. ]+$/, "") || part)
+    .map((part) => trimDotsAndSpaces(part.replace(/:.*$/s, "")) || part)
     .join("/");
   return stripped === plain ? [plain] : [plain, stripped];
+}
+
+/** `part` without trailing dots and spaces; a loop, as `/[. ]+$/` takes quadratic time on a long run. */
+function trimDotsAndSpaces(part: string): string {
+  let end = part.length;
+  while (end > 0 && (part[end - 1] === "." || part[end - 1] === " ")) end -= 1;
+  return part.slice(0, end);
 }
 
 /**

@@ -100,3 +100,13 @@ export function decodeInto(stream: Readable, output: OutputBuffer): void {
   stream.on("data", (chunk: Buffer) => output.push(decoder.write(chunk)));
   stream.on("end", () => output.push(decoder.end()));
 }
+
+/**
+ * `text` without its trailing newlines. A loop: `/\n+$/` retries from every newline of a long
+ * run that is not at the end, which is quadratic, and the output is the command's to shape.
+ */
+export function trimTrailingNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 10) end -= 1;
+  return text.slice(0, end);
+}
