@@ -1,5 +1,5 @@
 import { homedir } from "node:os";
-import type { Message } from "./model/messages.ts";
+import type { Message, Usage } from "./model/messages.ts";
 
 const brand = Symbol.for("skein.error");
 
@@ -8,8 +8,17 @@ const brand = Symbol.for("skein.error");
  * works even when two copies of the package are installed side by side.
  */
 export class SkeinError extends Error {
-  readonly [brand] = true;
   override name = "SkeinError";
+
+  constructor(message?: string, options?: ErrorOptions) {
+    // No `[cause]: undefined` in what `console.log` prints when there is no cause.
+    super(message, options?.cause === undefined ? undefined : options);
+  }
+
+  /** On the prototype, not the instance: `console.log(error)` shows no internal symbol. */
+  get [brand](): true {
+    return true;
+  }
 
   static isInstance(value: unknown): value is SkeinError {
     return typeof value === "object" && value !== null && brand in value;
@@ -26,11 +35,22 @@ export class AbortError extends SkeinError {
   override name = "AbortError";
   readonly messages: Message[];
   readonly sessionId: string;
+  /** The run's model calls and tokens up to the abort (a resumed run counts from its start). */
+  readonly numTurns?: number;
+  readonly usage?: Usage;
 
-  constructor(options: { messages: Message[]; sessionId: string; reason?: unknown }) {
+  constructor(options: {
+    messages: Message[];
+    sessionId: string;
+    reason?: unknown;
+    numTurns?: number;
+    usage?: Usage;
+  }) {
     super("The run was aborted.", { cause: options.reason });
     this.messages = options.messages;
     this.sessionId = options.sessionId;
+    if (options.numTurns !== undefined) this.numTurns = options.numTurns;
+    if (options.usage !== undefined) this.usage = options.usage;
   }
 }
 
