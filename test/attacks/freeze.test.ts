@@ -264,3 +264,34 @@ describe("a custom tool's rule pattern against the model's input", () => {
     expect(runs).toEqual(["abcd".repeat(5_000)]);
   }, 90_000);
 });
+
+describe("a Bash rule pattern against the model's command", () => {
+  it("deny and ask rules with several wildcards answer at once for a long command", async () => {
+    // As regular expressions (`^git .* .* .* end$`) these backtrack over every split of the
+    // command: cubic, minutes for 20,000 characters.
+    const long = `git ${"a ".repeat(10_000)}x`;
+    const ending = `git ${"a ".repeat(10_000)}end`;
+    const asked: string[] = [];
+    const agent = createAgent({
+      model: scriptedModel([
+        {
+          toolCalls: [
+            { id: "b1", name: "Bash", input: { command: long } },
+            { id: "b2", name: "Bash", input: { command: ending } },
+          ],
+        },
+        { text: "done" },
+      ]),
+      cwd: arena.work,
+      permissions: { deny: ["Bash(git * * * end)"], ask: ["Bash(git * * * * x)"] },
+      approval: async (_name, input) => {
+        asked.push((input as { command: string }).command);
+        return false;
+      },
+    });
+    const result = await agent.run("go", { signal: AbortSignal.timeout(60_000) });
+    expect(asked).toEqual([long]);
+    expect(callOf(result, "b1").isError).toBe(true);
+    expect(resultText(callOf(result, "b2"))).toMatch(/denied/i);
+  }, 90_000);
+});

@@ -5,11 +5,11 @@
  * included), case-sensitively. `\*` is a literal star, and a pattern whose only `*` is a
  * trailing ` *` also matches the bare command (`git *` matches `git`).
  */
-import { escapeRegExp } from "../rules.ts";
 import { HOLE, holesOf, type SimpleCommand } from "./types.ts";
 
 export function matchesBashPattern(pattern: string, command: SimpleCommand): boolean {
-  return patternRegExp(pattern).test(command.argv.join(" "));
+  const text = command.argv.join(" ");
+  return alternativesOf(pattern).some((tokens) => holeMatch(tokens, text));
 }
 
 /**
@@ -18,46 +18,22 @@ export function matchesBashPattern(pattern: string, command: SimpleCommand): boo
  * `rm -rf *`.
  */
 export function couldMatchBashPattern(pattern: string, command: SimpleCommand): boolean {
-  const words = holesOf(command);
-  const text = words.join(" ");
-  if (!text.includes(HOLE)) return patternRegExp(pattern).test(text);
-  return alternatives(pattern).some((tokens) => holeMatch(tokens, text));
+  const text = holesOf(command).join(" ");
+  return alternativesOf(pattern).some((tokens) => holeMatch(tokens, text));
 }
 
-const ANY = "[\\s\\S]*";
+// No regular expressions here: `git * * * end` as `^git .* .* .* end$` backtracks over every
+// split of a long command (cubic); the matcher below is linear in the command's length.
+const compiled = new Map<string, PatternToken[][]>();
 
-const compiled = new Map<string, RegExp>();
-
-function patternRegExp(pattern: string): RegExp {
-  let regexp = compiled.get(pattern);
-  if (!regexp) {
-    regexp = buildRegExp(pattern);
+function alternativesOf(pattern: string): PatternToken[][] {
+  let found = compiled.get(pattern);
+  if (!found) {
+    found = alternatives(pattern);
     if (compiled.size > 1000) compiled.clear();
-    compiled.set(pattern, regexp);
+    compiled.set(pattern, found);
   }
-  return regexp;
-}
-
-function buildRegExp(pattern: string): RegExp {
-  const prefix = /^([\s\S]+):\*$/.exec(pattern);
-  if (prefix) return new RegExp(`^${globSource(prefix[1]!).source}(?:[ :]${ANY})?$`);
-  const { source, wildcards } = globSource(pattern);
-  if (wildcards === 1 && source.endsWith(` ${ANY}`))
-    return new RegExp(`^${source.slice(0, -ANY.length - 1)}(?: ${ANY})?$`);
-  return new RegExp(`^${source}$`);
-}
-
-/** Regex source for a rule pattern: unescaped `*` is a wildcard, `\*` and `\\` are literals. */
-export function globSource(pattern: string): { source: string; wildcards: number } {
-  let source = "";
-  let wildcards = 0;
-  for (const token of tokens(pattern)) {
-    if (token === STAR) {
-      source += ANY;
-      wildcards++;
-    } else source += escapeRegExp(token);
-  }
-  return { source, wildcards };
+  return found;
 }
 
 /** A pattern's wildcard, distinct from every character. */
@@ -92,31 +68,38 @@ function alternatives(pattern: string): PatternToken[][] {
 
 /**
  * Whether some text for each HOLE makes the pattern match: a set of reachable pattern positions
- * is carried along the text (a HOLE may stand for any stretch of the pattern).
+ * is carried along the text (a HOLE may stand for any stretch of the pattern), so the time is
+ * the text's length times the pattern's, whatever the wildcards.
  */
 function holeMatch(pattern: PatternToken[], text: string): boolean {
   const size = pattern.length + 1;
   let reach = new Uint8Array(size);
-  reach[0] = 1;
+  let next = new Uint8Array(size);
   const close = (set: Uint8Array): void => {
     for (let i = 0; i < pattern.length; i++) if (set[i] && pattern[i] === STAR) set[i + 1] = 1;
   };
+  reach[0] = 1;
   close(reach);
   for (let j = 0; j < text.length; j++) {
     const c = text[j]!;
-    const next = new Uint8Array(size);
+    next.fill(0);
+    let any = false;
     for (let i = 0; i < size; i++) {
       if (!reach[i]) continue;
       if (c === HOLE) {
         next.fill(1, i);
+        any = true;
         break;
       }
       const token = pattern[i];
       if (token === STAR) next[i] = 1;
       else if (token === c) next[i + 1] = 1;
+      else continue;
+      any = true;
     }
+    if (!any) return false;
     close(next);
-    reach = next;
+    [reach, next] = [next, reach];
   }
   return reach[pattern.length] === 1;
 }
