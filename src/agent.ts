@@ -8,7 +8,8 @@ import { BUILTIN_TOOL_NAMES, builtinTools } from "./builtin/index.ts";
 import { probeSandbox, sandboxPolicy } from "./builtin/sandbox.ts";
 import { createWorkspace } from "./builtin/workspace.ts";
 import { ConfigurationError } from "./errors.ts";
-import { ANTHROPIC_DEFAULT_MODEL, anthropic } from "./model/anthropic.ts";
+import { ANTHROPIC_DEFAULT_MODEL } from "./model/anthropic.ts";
+import { modelFromName } from "./model/by-name.ts";
 import { type ContentBlock, emptyUsage, type Message } from "./model/messages.ts";
 import {
   AGENT_OPTION_KEYS,
@@ -190,17 +191,21 @@ function workspaceRoot(cwd: unknown, prefix: string): string {
 export const DEFAULT_MODEL = ANTHROPIC_DEFAULT_MODEL;
 
 /**
- * A model given by name speaks the Anthropic protocol (seeds 000/001: `model`, `apiKey`,
- * `baseURL`, as for DeepSeek's Anthropic endpoint). Called at run time, so a missing key is a
- * failed run with a clear message, not an assembly error.
+ * A model given by name picks its protocol from the name (model/by-name.ts: `claude-*`
+ * Anthropic; `gpt-*`, `o1*`, `o3*`, `o4*` OpenAI; `anthropic:` / `openai:` for any other; a
+ * bare name is Anthropic, as for DeepSeek's Anthropic endpoint in seeds 000/001), with `apiKey`
+ * and `baseURL` for that provider. Called at run time, so a missing key is a failed run with a
+ * clear message, not an assembly error.
  */
-const modelByName: ModelFactory = (choice) =>
-  anthropic({
-    // An empty variable counts as unset, as for keys and base URLs.
-    model: choice.name || process.env.SKEIN_MODEL || DEFAULT_MODEL,
+const modelByName: ModelFactory = (choice) => {
+  // An empty variable counts as unset, as for keys and base URLs.
+  const fromEnvironment = !choice.name && Boolean(process.env.SKEIN_MODEL);
+  return modelFromName(choice.name || process.env.SKEIN_MODEL || DEFAULT_MODEL, {
     ...(choice.apiKey !== undefined ? { apiKey: choice.apiKey } : {}),
     ...(choice.baseURL !== undefined ? { baseURL: choice.baseURL } : {}),
+    ...(fromEnvironment ? { source: "SKEIN_MODEL" } : {}),
   });
+};
 
 export interface QueryOptions extends AgentOptions {
   prompt: Prompt;

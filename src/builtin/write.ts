@@ -61,8 +61,23 @@ export function writeTool(env: BuiltinEnvironment) {
         size: stats.size,
         sha256: sha256(input.content),
       });
-      const lines = input.content === "" ? 0 : input.content.split("\n").length;
-      return `${previous === null ? "Created" : "Updated"} ${resolved.relative} (${lines} lines, ${stats.size} bytes).`;
+      const lines = countLines(input.content);
+      return `${previous === null ? "Created" : "Updated"} ${resolved.relative} (${counted(lines, "line")}, ${counted(stats.size, "byte")}).`;
     },
   });
+}
+
+/**
+ * Lines as an editor shows them: every newline-terminated line, plus a last one without its
+ * newline. "hello\n" is 1 line (as `wc -l` counts it), "a\nb" is 2 (`wc -l` says 1), "" is 0.
+ */
+export function countLines(text: string): number {
+  if (text === "") return 0;
+  let newlines = 0;
+  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) newlines++;
+  return text.endsWith("\n") ? newlines : newlines + 1;
+}
+
+function counted(count: number, unit: string): string {
+  return `${count} ${unit}${count === 1 ? "" : "s"}`;
 }

@@ -14,6 +14,8 @@ export interface FailureContext {
   modelId: string;
   /** `--max-turns` as given, when given. */
   maxTurns?: number;
+  /** Why approvals could not be asked on this terminal (no /dev/tty, the input ended). */
+  unasked?: string;
 }
 
 const ENV_PREFIX: Record<ProviderName, string> = { anthropic: "ANTHROPIC", openai: "OPENAI" };
@@ -38,9 +40,12 @@ export function describeFailure(
             ? "the app to run them"
             : "approval or for the app";
       const waiting = pending.find((call) => call.reason === "approval");
+      const where = context.unasked
+        ? `they could not be asked: ${context.unasked}; `
+        : "run it on an interactive terminal to answer, or ";
       const how =
         approvals === pending.length && waiting
-          ? `run it on an interactive terminal to answer, or allow such calls with --allow (for example --allow ${suggestedAllowRule(waiting)})`
+          ? `${where}allow such calls with --allow (for example --allow ${suggestedAllowRule(waiting)})`
           : "this command cannot give it";
       return `the run paused: ${pending.length} tool call(s) (${pending.map((call) => call.name).join(", ")}) wait for ${what}; ${how}.`;
     }

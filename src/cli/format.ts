@@ -1,4 +1,4 @@
-import type { SDKResultMessage, ToolResult } from "../index.ts";
+import type { ToolResult, Usage } from "../index.ts";
 
 /** Whitespace and line breaks folded into single spaces. */
 export function oneLine(text: string): string {
@@ -39,13 +39,20 @@ export function formatDuration(milliseconds: number): string {
 
 const numbers = new Intl.NumberFormat("en-US");
 
+/** What the usage line says: model calls, tokens, and the time the agent worked. */
+export interface RunTotals {
+  numTurns: number;
+  usage: Usage;
+  durationMs: number;
+}
+
 /** `usage: 1,815 input, 225 output tokens; 1,067 cache reads, 0 cache writes · 3 turns · 2.1 s` */
-export function formatUsage(result: SDKResultMessage): string {
-  const { usage } = result;
-  const turns = `${result.numTurns} turn${result.numTurns === 1 ? "" : "s"}`;
+export function formatUsage(totals: RunTotals): string {
+  const { usage } = totals;
+  const turns = `${totals.numTurns} turn${totals.numTurns === 1 ? "" : "s"}`;
   return (
     `usage: ${numbers.format(usage.inputTokens)} input, ${numbers.format(usage.outputTokens)} output tokens; ` +
     `${numbers.format(usage.cacheReadInputTokens)} cache reads, ${numbers.format(usage.cacheCreationInputTokens)} cache writes` +
-    ` · ${turns} · ${formatDuration(result.durationMs)}`
+    ` · ${turns} · ${formatDuration(totals.durationMs)}`
   );
 }

@@ -6,6 +6,11 @@ export interface Interrupts {
   readonly exitCode: number | undefined;
   /** The reader of stdout went away (`skein --json ... | head -1`): nothing more to say. */
   readonly pipeClosed: boolean;
+  /**
+   * An interrupt that came as input, not as a signal: Ctrl-C read as a byte while a question
+   * holds the terminal in raw mode. Handled as that signal would be.
+   */
+  interrupt(signal: NodeJS.Signals): void;
   dispose(): void;
 }
 
@@ -48,6 +53,7 @@ export function watchInterrupts(
     get pipeClosed() {
       return pipeClosed;
     },
+    interrupt: onProcessSignal,
     dispose() {
       process.off("SIGINT", onProcessSignal);
       process.off("SIGTERM", onProcessSignal);

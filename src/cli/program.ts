@@ -66,7 +66,10 @@ export async function runCli(
       "what to ask (read from stdin when not given and stdin is not a terminal)",
     )
     .addOption(providerOption())
-    .option("-m, --model <id>", "the model id (default: the provider's default model)")
+    .option(
+      "-m, --model <id>",
+      "the model id, such as claude-sonnet-4-6, gpt-4o or openai:qwen3 (default: the provider's)",
+    )
     .option(
       "--base-url <url>",
       "the API's base URL (default: $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL, else the provider's)",
@@ -216,9 +219,10 @@ async function readPrompt(words: string[], continuing: boolean): Promise<string 
 }
 
 function providerOption(): Option {
-  return new Option("--provider <name>", "the API protocol (default: anthropic)").choices(
-    PROVIDER_NAMES,
-  );
+  return new Option(
+    "--provider <name>",
+    "the API protocol (default: openai for --model gpt-*, o1*, o3*, o4* or openai:<id>, else anthropic)",
+  ).choices(PROVIDER_NAMES);
 }
 
 function parseURL(value: string): string {

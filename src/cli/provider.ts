@@ -1,5 +1,6 @@
 import { anthropic, type Model, openai } from "../index.ts";
 import { ANTHROPIC_DEFAULT_BASE_URL } from "../model/anthropic.ts";
+import { parseModelName } from "../model/by-name.ts";
 import { OPENAI_DEFAULT_BASE_URL } from "../model/openai.ts";
 import { environmentKey } from "../model/provider-options.ts";
 import { CliError } from "./failure.ts";
@@ -27,9 +28,10 @@ const PROVIDERS: Record<ProviderName, { prefix: "ANTHROPIC" | "OPENAI"; defaultB
   };
 
 /**
- * The model the command talks to: `--provider` (default anthropic), its base URL from
- * `--base-url`, else `<PREFIX>_BASE_URL`, else the provider's own, and its key from
- * `<PREFIX>_API_KEY` when that URL is the provider's own host or `<PREFIX>_BASE_URL`. A key is
+ * The model the command talks to: `--provider` (default: the one `--model` names, as
+ * model/by-name.ts reads it, else anthropic), its base URL from `--base-url`, else
+ * `<PREFIX>_BASE_URL`, else the provider's own, and its key from `<PREFIX>_API_KEY` when that
+ * URL is the provider's own host or `<PREFIX>_BASE_URL`. A key is
  * required only for the provider's own host: a local server (Ollama, vLLM, llama.cpp) usually
  * needs none. Throws `CliError` before anything is sent.
  */
@@ -37,7 +39,16 @@ export function resolveProvider(
   flags: ProviderFlags,
   env: NodeJS.ProcessEnv = process.env,
 ): ResolvedProvider {
-  const name = flags.provider ?? "anthropic";
+  // `--model gpt-4o` or `--model openai:qwen3` picks the protocol as a model name does in
+  // createAgent; `--provider` wins over a family (`gpt-*` through an Anthropic-compatible proxy).
+  const named = flags.model ? parseModelName(flags.model) : undefined;
+  const prefixed = named !== undefined && named.model !== flags.model;
+  if (prefixed && flags.provider !== undefined && flags.provider !== named.protocol) {
+    throw new CliError(
+      `--model ${flags.model} names the ${named.protocol} protocol but --provider says ${flags.provider}; drop one of them.`,
+    );
+  }
+  const name = flags.provider ?? named?.protocol ?? "anthropic";
   const { prefix, defaultBaseURL } = PROVIDERS[name];
   const baseURL = flags.baseUrl ?? (env[`${prefix}_BASE_URL`] || defaultBaseURL);
   // The key goes only to the provider's own host or to <PREFIX>_BASE_URL, never to another
@@ -49,7 +60,7 @@ export function resolveProvider(
   const options = {
     baseURL,
     ...(apiKey ? { apiKey } : {}),
-    ...(flags.model ? { model: flags.model } : {}),
+    ...(named ? { model: named.model } : {}),
   };
   const model = name === "anthropic" ? anthropic(options) : openai(options);
   return { name, model, modelId: model.modelId, baseURL };

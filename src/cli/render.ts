@@ -1,6 +1,14 @@
 import yoctoSpinner, { type Spinner } from "yocto-spinner";
 import type { AgentEvent } from "../index.ts";
-import { compact, formatDuration, formatUsage, oneLine, resultText, truncate } from "./format.ts";
+import {
+  compact,
+  formatDuration,
+  formatUsage,
+  oneLine,
+  type RunTotals,
+  resultText,
+  truncate,
+} from "./format.ts";
 import type { Terminal } from "./terminal.ts";
 
 /** Shows a run as it happens. Every event goes through `event`, in order. */
@@ -8,6 +16,8 @@ export interface Renderer {
   event(event: AgentEvent): void;
   /** A line of the command's own (the demo's label, "stopping"): on stderr, never on stdout. */
   notice(text: string): void;
+  /** The usage line, once at the end of the command's run (text mode; `--json` has the results). */
+  usage(totals: RunTotals): void;
   /** Stops the spinner and ends a half-written line; call before the command's last lines. */
   close(): void;
 }
@@ -32,6 +42,8 @@ class JsonRenderer implements Renderer {
   notice(text: string): void {
     this.#terminal.stderr.write(`${text}\n`);
   }
+
+  usage(): void {}
 
   close(): void {}
 }
@@ -131,16 +143,12 @@ class TextRenderer implements Renderer {
           ),
         );
         break;
-      case "result": {
+      case "result":
+        // The usage line comes once, at the end of the command's run (`usage`), not per stretch.
         this.#waiting = undefined;
         this.#running.clear();
-        const { usage } = event;
-        const used = usage.inputTokens + usage.outputTokens + usage.cacheReadInputTokens > 0;
-        // A run that failed before the model answered has no usage to show, only its error.
-        if (used || event.subtype === "success") this.#line(colors.dim(formatUsage(event)));
-        else this.#endText();
+        this.#endText();
         break;
-      }
       default:
         // run_start, turn_end and custom events have nothing to show in text mode.
         break;
@@ -151,6 +159,10 @@ class TextRenderer implements Renderer {
   notice(text: string): void {
     this.#line(text);
     this.#refresh();
+  }
+
+  usage(totals: RunTotals): void {
+    this.#line(this.#terminal.colors.dim(formatUsage(totals)));
   }
 
   close(): void {

@@ -7,8 +7,9 @@ import {
 } from "../index.ts";
 import { askApprovals } from "./approve.ts";
 import { CliError, describeFailure, type FailureContext } from "./failure.ts";
-import { watchInterrupts } from "./interrupt.ts";
+import { type Interrupts, watchInterrupts } from "./interrupt.ts";
 import type { Renderer } from "./render.ts";
+import { RunTally } from "./tally.ts";
 import { printError, type Terminal } from "./terminal.ts";
 
 export interface AgentRun {
@@ -26,81 +27,162 @@ export interface AgentRun {
   failure: FailureContext;
 }
 
+/** One command's run as it goes: what stops it, and what it has counted. */
+interface Driving {
+  run: AgentRun;
+  interrupts: Interrupts;
+  tally: RunTally;
+  /** A question holds the terminal: nothing runs, so an interrupt has nothing to wait for. */
+  asking: boolean;
+  /** Why approvals could not be asked, for the paused result's message. */
+  unasked?: string;
+}
+
 /**
  * Runs the agent to its end and returns the exit code: 0 on success; 1 with one line saying why
- * for any other result; 130 (143 for SIGTERM) when interrupted, after the started tools settled.
+ * for any other result; 130 (143 for SIGTERM) when interrupted, after the started tools settled,
+ * or at an approval question. The usage line comes once, for the whole run.
  */
 export async function runAgent(run: AgentRun): Promise<number> {
   const { renderer, terminal } = run;
-  const interrupts = watchInterrupts(() =>
-    renderer.notice(
-      terminal.colors.yellow(
-        "stopping: waiting for running tools to finish (Ctrl-C again to quit now)",
-      ),
-    ),
-  );
+  const driving: Driving = {
+    run,
+    tally: new RunTally(),
+    asking: false,
+    interrupts: watchInterrupts(() => {
+      if (!driving.asking)
+        renderer.notice(
+          terminal.colors.yellow(
+            "stopping: waiting for running tools to finish (Ctrl-C again to quit now)",
+          ),
+        );
+    }),
+  };
+  const { interrupts } = driving;
   try {
-    const result = await streamRun(run, interrupts.signal);
-    renderer.close();
-    // Where to find this conversation again (`--json` has it in the result event).
-    if (run.logged && !run.json)
-      renderer.notice(terminal.colors.dim(`session ${result.sessionId}`));
-    const failure = describeFailure(result, run.failure);
+    const result = await streamRun(driving);
+    // Ctrl-C at an approval question: the paused result (the last line with --json) stands.
+    if (interrupts.exitCode !== undefined) return interrupted(driving, result.sessionId);
+    closingLines(driving, result.sessionId);
+    const failure = describeFailure(result, {
+      ...run.failure,
+      ...(driving.unasked !== undefined ? { unasked: driving.unasked } : {}),
+    });
     if (failure === undefined) return 0;
     printError(terminal, failure);
     return 1;
   } catch (error) {
-    renderer.close();
-    if (error instanceof AbortError && interrupts.exitCode !== undefined) {
-      if (!interrupts.pipeClosed) printError(terminal, "interrupted.");
-      return interrupts.exitCode;
+    if (!(error instanceof AbortError) || interrupts.exitCode === undefined) {
+      renderer.close();
+      throw error;
     }
-    throw error;
+    // The stream ends by throwing, without a result: --json still ends with one.
+    const aborted = abortedResult(error, driving.tally.stretchElapsed());
+    driving.tally.endStretch(aborted);
+    if (!interrupts.pipeClosed) renderer.event(aborted);
+    return interrupted(driving, error.sessionId);
   } finally {
     interrupts.dispose();
   }
+}
+
+/** The usage of the whole run, then where to find this conversation again. */
+function closingLines({ run, tally }: Driving, sessionId: string): void {
+  run.renderer.close();
+  if (tally.worthShowing) run.renderer.usage(tally.totals());
+  // `--json` has the session id in the result event.
+  if (run.logged && !run.json) run.renderer.notice(run.terminal.colors.dim(`session ${sessionId}`));
+}
+
+function interrupted(driving: Driving, sessionId: string): number {
+  const { interrupts, run } = driving;
+  // A reader of stdout that went away: nothing more to say.
+  if (interrupts.pipeClosed) run.renderer.close();
+  else {
+    closingLines(driving, sessionId);
+    printError(run.terminal, "interrupted.");
+  }
+  return interrupts.exitCode!;
+}
+
+/** The result of a run stopped by an interrupt: its transcript, turns and tokens so far. */
+function abortedResult(error: AbortError, durationMs: number): SDKResultMessage {
+  const why = error.cause instanceof Error ? ` ${error.cause.message}` : "";
+  const message = `${error.message}${why}`;
+  return {
+    type: "result",
+    subtype: "error_during_execution",
+    result: message,
+    isError: true,
+    numTurns: error.numTurns ?? 0,
+    sessionId: error.sessionId,
+    usage: error.usage ?? {
+      inputTokens: 0,
+      outputTokens: 0,
+      cacheReadInputTokens: 0,
+      cacheCreationInputTokens: 0,
+    },
+    durationMs,
+    messages: error.messages,
+    steps: [],
+    error: { name: error.name, message },
+  };
 }
 
 /**
  * Resumes the named session's unfinished run first (paused calls are asked on the terminal,
  * interrupted ones recovered), then runs the prompt in it, if there is one.
  */
-async function streamRun(run: AgentRun, signal: AbortSignal): Promise<SDKResultMessage> {
+async function streamRun(driving: Driving): Promise<SDKResultMessage> {
+  const { run } = driving;
+  const { signal } = driving.interrupts;
   const session = run.session;
-  let resumed: SDKResultMessage | undefined;
   if (session && session.status !== "idle") {
-    resumed = await drive(
-      run,
+    const resumed = await drive(
+      driving,
       run.agent.resumeStream({ sessionId: session.id }, { signal }),
-      signal,
     );
     if (resumed.subtype !== "success" || run.prompt === undefined) return resumed;
+    driving.tally.nextRun();
   }
   if (run.prompt === undefined)
     throw new CliError(
       `session ${session?.id ?? ""} has no unfinished run to resume; give a prompt to continue it.`,
     );
   const options = session ? { signal, sessionId: session.id } : { signal };
-  return drive(run, run.agent.stream(run.prompt, options), signal);
+  return drive(driving, run.agent.stream(run.prompt, options));
 }
 
 /** Streams through the renderer; a run paused for approvals resumes when `askApprovals` decides. */
 async function drive(
-  run: AgentRun,
+  driving: Driving,
   stream: AsyncIterable<AgentEvent>,
-  signal: AbortSignal,
 ): Promise<SDKResultMessage> {
+  const { run, interrupts, tally } = driving;
   let events = stream;
   while (true) {
+    tally.startStretch();
     const result = await render(events, run.renderer);
+    tally.endStretch(result);
     const pending = result.pending ?? [];
     if (result.subtype !== "paused" || !result.state || pending.length === 0) return result;
     if (pending.some((call) => call.reason !== "approval")) return result;
-    const approvals = await askApprovals(pending, { terminal: run.terminal, signal });
-    if (approvals === undefined) return result;
+    driving.asking = true;
+    const outcome = await askApprovals(pending, {
+      terminal: run.terminal,
+      signal: interrupts.signal,
+      onInterrupt: () => interrupts.interrupt("SIGINT"),
+    }).finally(() => {
+      driving.asking = false;
+    });
+    if (outcome.kind === "unasked" && outcome.why !== undefined) driving.unasked = outcome.why;
+    if (outcome.kind !== "answered") return result;
     // A logged run resumes from its store, where the paused state was written.
     const target = run.logged ? { sessionId: result.sessionId } : result.state;
-    events = run.agent.resumeStream(target, { approvals, signal });
+    events = run.agent.resumeStream(target, {
+      approvals: outcome.decisions,
+      signal: interrupts.signal,
+    });
   }
 }
 

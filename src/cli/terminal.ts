@@ -1,3 +1,5 @@
+import { closeSync, openSync } from "node:fs";
+import { isatty, ReadStream } from "node:tty";
 import pc from "picocolors";
 
 export type Colors = ReturnType<typeof pc.createColors>;
@@ -36,4 +38,32 @@ export function processTerminal(env: NodeJS.ProcessEnv = process.env): Terminal 
 /** One line of the command's own on `stderr`, such as `skein: could not reach ...`. */
 export function printError(terminal: Terminal, message: string): void {
   terminal.stderr.write(`${terminal.colors.red("skein:")} ${message}\n`);
+}
+
+/** Where questions are read from: a terminal, closed when the questions are over. */
+export interface TerminalInput {
+  readonly input: NodeJS.ReadableStream & { isTTY?: boolean };
+  close(): void;
+}
+
+/**
+ * The process's controlling terminal, for questions when stdin is not one (the prompt came
+ * through a pipe: `git diff | skein "review this"`); or, when there is none, why not.
+ */
+export function openControllingTerminal(): TerminalInput | { unavailable: string } {
+  let fd: number;
+  try {
+    fd = openSync("/dev/tty", "r");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? String(error);
+    const why = code === "ENXIO" ? "ENXIO: the process has no controlling terminal" : code;
+    return { unavailable: `stdin is not a terminal and /dev/tty cannot be opened (${why})` };
+  }
+  if (!isatty(fd)) {
+    closeSync(fd);
+    return { unavailable: "stdin is not a terminal and /dev/tty is not one either" };
+  }
+  const input = new ReadStream(fd);
+  // Closing the stream closes the descriptor it was given.
+  return { input, close: () => input.destroy() };
 }

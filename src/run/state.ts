@@ -161,6 +161,8 @@ export async function restoreRun(
     restored.records = [];
     for (const call of calls) {
       const record = newCallRecord(call.id, call.name, call.input);
+      // Timed from the resume: waiting for an answer is not the tool's time.
+      record.startedAt = performance.now();
       restored.records.push(record);
       if (call.status === "done") {
         record.result = call.result;

@@ -218,7 +218,11 @@ export type ConcurrencyMode = "safe" | "all" | "sequential";
 export interface AgentOptions {
   /** A name for the agent (seed 003). */
   id?: string;
-  /** A `Model` (a provider, or `scriptedModel`), or a model name for the Anthropic protocol with `apiKey`/`baseURL`. */
+  /**
+   * A `Model` (a provider, or `scriptedModel`), or a model name with `apiKey`/`baseURL`: `claude-*`
+   * speaks the Anthropic protocol, `gpt-*`/`o1*`/`o3*`/`o4*` OpenAI's, and `anthropic:<id>` /
+   * `openai:<id>` choose for any other id; a bare name of no known family is Anthropic.
+   */
   model?: Model | string;
   apiKey?: string;
   baseURL?: string;

@@ -42,7 +42,7 @@ describe("Write", () => {
   it("creates a file and its parent directories, snapshotting null first", async () => {
     const result = await write("new/dir/file.txt", "one\ntwo\n");
     expect(result.isError).toBeFalsy();
-    expect(result.text).toBe("Created new/dir/file.txt (3 lines, 8 bytes).");
+    expect(result.text).toBe("Created new/dir/file.txt (2 lines, 8 bytes).");
     expect(contentOf("new/dir/file.txt")).toBe("one\ntwo\n");
     expect(fx.ctx.snapshots).toEqual([{ path: "new/dir/file.txt", content: null }]);
     expect(leftovers()).toEqual([]);
@@ -57,7 +57,7 @@ describe("Write", () => {
       fx.ctx.snapshots.push(snapshot);
     });
     const result = await write("a.txt", "new");
-    expect(result.text).toBe("Updated a.txt (1 lines, 3 bytes).");
+    expect(result.text).toBe("Updated a.txt (1 line, 3 bytes).");
     expect(contentOf("a.txt")).toBe("new");
     expect(fx.ctx.snapshots).toEqual([{ path: "a.txt", content: "old" }]);
     expect(fx.ctx.recordSnapshot).toHaveBeenCalledTimes(1);
@@ -147,7 +147,7 @@ describe("Write", () => {
     expect(contentOf("dir/real.txt")).toBe("old");
     // A symlinked parent directory is fine: only the final component may not be a link.
     const created = await write("dir-link/new.txt", "n");
-    expect(created.text).toBe("Created dir/new.txt (1 lines, 1 bytes).");
+    expect(created.text).toBe("Created dir/new.txt (1 line, 1 byte).");
   });
 
   it("refuses to replace a binary (non-UTF-8) file, whose snapshot could not hold its bytes", async () => {

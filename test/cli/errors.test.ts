@@ -153,6 +153,42 @@ describe("Ctrl-C", () => {
     expect(result.stderr).toContain("stopping: waiting for running tools to finish");
   });
 
+  it("--json ends with a result line for the aborted run (its session, turns and tokens), then 130", async () => {
+    server = await mockServer({
+      script: [
+        {
+          text: "Waiting.",
+          toolCalls: [{ id: "s1", name: "Bash", input: { command: "sleep 30" } }],
+          usage: { inputTokens: 100, outputTokens: 7 },
+        },
+        { text: "never asked" },
+      ],
+    });
+    const cli = startCli(["--json", "--allow", "Bash(sleep:*)", "wait"], {
+      env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" },
+    });
+    await cli.waitFor("stdout", '"type":"tool_start"');
+    cli.child.kill("SIGINT");
+    const result = await cli.exited;
+    expect(result.code).toBe(130);
+    const events = lines(result.stdout).map((line) => JSON.parse(line));
+    const sessionId = events[0].sessionId;
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(events.at(-1)).toMatchObject({
+      type: "result",
+      subtype: "error_during_execution",
+      isError: true,
+      sessionId,
+      numTurns: 1,
+      usage: { inputTokens: 100, outputTokens: 7 },
+      error: { name: "AbortError", message: "The run was aborted. Interrupted by SIGINT." },
+    });
+    // The started call settled first: its end is in the stream, before the result.
+    expect(events.some((event) => event.type === "tool_end" && event.callId === "s1")).toBe(true);
+    expect(server.requests).toHaveLength(1);
+    expectOneCleanLine(result.stderr, "skein: interrupted.");
+  });
+
   it("lets started tools settle: the demo's weather lookups end before exit 130", async () => {
     const cli = startCli(["demo"]);
     await cli.waitFor("stderr", '→ get_weather {"city":"Atlantis"}');

@@ -94,6 +94,27 @@ describe('skein "prompt"', () => {
     expect(request!.headers.authorization).toBe("Bearer sk-test");
   });
 
+  it("--model picks the protocol as a model name does: gpt-4o and openai:<id> speak OpenAI", async () => {
+    server = await mockServer({ script: () => ({ text: "Hi." }) });
+    const env = { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "sk-test" };
+    for (const [model, sent] of [
+      ["gpt-4o", "gpt-4o"],
+      ["openai:qwen3", "qwen3"],
+    ] as const) {
+      const result = await runCli(["--model", model, "hi"], { env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(lines(result.stderr)[0]).toBe(`skein · openai ${sent} at ${server.url}/v1`);
+      expect(server.requests.at(-1)).toMatchObject({ protocol: "openai", body: { model: sent } });
+    }
+    const clash = await runCli(["--provider", "anthropic", "--model", "openai:qwen3", "hi"], {
+      env,
+    });
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toBe(
+      "skein: --model openai:qwen3 names the openai protocol but --provider says anthropic; drop one of them.\n",
+    );
+  });
+
   it("--base-url overrides the environment, and a server of your own needs no key", async () => {
     server = await mockServer({ script: [{ text: "No key needed." }] });
     const result = await runCli(["--base-url", server.url, "hi"], {
