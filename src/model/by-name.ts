@@ -80,6 +80,7 @@ function withHint(error: unknown, hint: string): unknown {
   const status = (error as { status?: unknown }).status;
   const mixUp =
     error instanceof ConfigurationError || status === 401 || status === 403 || status === 404;
-  if (mixUp && !error.message.includes(hint)) error.message = `${error.message} ${hint}`;
+  if (mixUp && !error.message.includes(hint))
+    error.message = `${error.message.replace(/\.?\s*$/, ".")} ${hint}`;
   return error;
 }

@@ -118,8 +118,12 @@ describe("the environment's own base URL gets the environment's key", () => {
     process.env.ANTHROPIC_BASE_URL = server.url;
     const result = await createBareAgent({ model: "m" }).run("hi");
     expect(credentials(server)).toEqual([ANTHROPIC_SECRET]);
-    // A key was sent, so the refusal is about that key: no hint about a missing one.
-    expect(result.error?.message).toBe("401 authentication_error: invalid x-api-key");
+    // A key was sent, so the refusal is about that key: no hint about a missing one (only the
+    // model-name hint: "m" has no protocol prefix).
+    expect(result.error?.message).toMatch(
+      /^401 authentication_error: invalid x-api-key\. The model name "m"/,
+    );
+    expect(result.error?.message).not.toMatch(/No API key was sent/);
   });
 
   it("a baseURL option that names ANTHROPIC_BASE_URL itself (trailing slash aside)", async () => {
