@@ -10,17 +10,10 @@ import type { Model } from "../model/model.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import { claimEarly, claimToolCalls } from "./claim-calls.ts";
-import { closeJournal, finish } from "./finish.ts";
+import { closeJournal, finish, pendingCall } from "./finish.ts";
 import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
 import { fillToolOutputs, pausedState, type RestoredRun } from "./state.ts";
-import type {
-  AgentEvent,
-  ErrorInfo,
-  PendingToolCall,
-  SDKResultMessage,
-  Step,
-  StepToolCall,
-} from "./types.ts";
+import type { AgentEvent, ErrorInfo, SDKResultMessage, Step, StepToolCall } from "./types.ts";
 
 /** Everything one run carries from turn to turn. */
 export interface RunContext extends CallEnvironment {
@@ -120,18 +113,9 @@ async function loop(
         });
       case "paused":
         return finish(run, "paused", {
-          pending: outcome.records.flatMap((record): PendingToolCall[] => {
-            // Held calls wait for no one: they run on resume once the approvals are in.
-            if (record.pending !== "external" && record.pending !== "approval") return [];
-            const call: PendingToolCall = {
-              id: record.id,
-              name: record.name,
-              input: record.input,
-              reason: record.pending,
-            };
-            if (record.approvalReason !== undefined) call.approvalReason = record.approvalReason;
-            return [call];
-          }),
+          pending: outcome.records.flatMap((record) =>
+            pendingCall({ ...record, reason: record.pending }),
+          ),
           state: pausedState(run, outcome.records, outcome.blocks),
         });
       case "max_turns":

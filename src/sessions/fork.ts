@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { ConfigurationError, SessionError } from "../errors.ts";
 import type { Message } from "../model/messages.ts";
 import { assertKnownOptions, describeValue } from "../options.ts";
+import { pendingCall } from "../run/finish.ts";
 import type { PendingToolCall } from "../run/types.ts";
 import { encodeEntry } from "./log-entries.ts";
 import { readSession, requireSession } from "./session-view.ts";
@@ -86,17 +87,7 @@ export async function loadSession(
   };
   const calls = view.unfinished?.pausedState?.batch?.calls;
   if (view.status === "paused" && calls) {
-    loaded.pending = calls.flatMap((call): PendingToolCall[] => {
-      if (call.status !== "pending" || call.reason === "held") return [];
-      const pending: PendingToolCall = {
-        id: call.id,
-        name: call.name,
-        input: call.input,
-        reason: call.reason,
-      };
-      if (call.approvalReason !== undefined) pending.approvalReason = call.approvalReason;
-      return [pending];
-    });
+    loaded.pending = calls.flatMap((call) => (call.status === "pending" ? pendingCall(call) : []));
   }
   return loaded;
 }
