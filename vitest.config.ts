@@ -1,7 +1,24 @@
+import os from "node:os";
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
+/**
+ * The heavy cases, in their own project (`npm run test:heavy`; `.ci/run` runs both): workspaces of
+ * 100,000 files and files of a terabyte, kill -9 and racing processes, throwaway Postgres servers.
+ * `npm test` runs the rest.
+ */
+const HEAVY = [
+  "test/attacks/scale.test.ts",
+  "test/builtin/search-scale.test.ts",
+  "test/sessions/kill9.test.ts",
+  "test/sessions/recovery.test.ts",
+  "test/sessions/durability.test.ts",
+  "test/sessions/stores.test.ts",
+  "test/sessions/arguments.test.ts",
+  "test/sessions/postgres.test.ts",
+];
 
 export default defineConfig({
   resolve: {
@@ -14,10 +31,25 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ["test/**/*.test.ts"],
-    typecheck: { enabled: true, include: ["test/**/*.test-d.ts"] },
-    // The JSON report is what .ci/run counts; the default reporter is for people.
-    reporters: ["default", ["json", { outputFile: ".vitest-report.json" }]],
+    // The JSON report is what .ci/run counts (the heavy run names its own file on the command
+    // line); the default reporter is for people.
+    reporters: ["default", "json"],
+    outputFile: { json: ".vitest-report.json" },
     testTimeout: 20_000,
+    // Vitest's default is one worker fewer than the cores: one on a two-core machine. Most files
+    // wait on processes, sockets and timers more than they compute, so use every core.
+    maxWorkers: Math.max(2, os.availableParallelism()),
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...HEAVY],
+          typecheck: { enabled: true, include: ["test/**/*.test-d.ts"] },
+        },
+      },
+      { extends: true, test: { name: "heavy", include: HEAVY } },
+    ],
   },
 });

@@ -16,6 +16,7 @@ import {
 } from "skein";
 import { type Script, type ScriptedModel, scriptedModel } from "skein/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { type Deferred, deferred } from "./support/promises.ts";
 
 // The examples build agents with createAgent and a model name; to run those agents' own options
 // (their batch policy, their concurrency) under a scripted model, the test records the options
@@ -68,19 +69,6 @@ afterEach(() => {
 });
 
 // ---------------------------------------------------------------- helpers
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-}
-
-function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((done) => {
-    resolve = done;
-  });
-  return { promise, resolve };
-}
 
 /** The options a seed's agent was built from, without its model name (and key, and URL). */
 function optionsOf(agent: Agent): AgentOptions {

@@ -15,7 +15,9 @@ import { createPatch } from "diff";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
 import { assertFresh, loadCurrent, recordRead, sha256, textOf } from "./read-records.ts";
-import { echo, recheckOpened, resolveWriteTarget, writeFileInside } from "./workspace.ts";
+import { recheckOpened, resolveWriteTarget } from "./workspace.ts";
+import { echo } from "./workspace-errors.ts";
+import { writeFileInside } from "./workspace-write.ts";
 
 /** The diff in Edit's result is a courtesy: short, and skipped when slow to compute. */
 const MAX_DIFF_CHARS = 4000;

@@ -4,7 +4,8 @@ import { isDynamicPattern } from "tinyglobby";
 import { MATCH_STALL_MS, MatchTooSlowError, runBounded } from "./bounded-match.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath, Workspace } from "./environment.ts";
-import { echo, fsError, hiddenNote, isInside, isPathError } from "./workspace.ts";
+import { hiddenNote, isInside } from "./workspace.ts";
+import { echo, fsError, isPathError } from "./workspace-errors.ts";
 
 export const GLOB_MAX_RESULTS = 100;
 /** A crawl of a huge tree is stopped rather than left running. */

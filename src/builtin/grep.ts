@@ -4,7 +4,8 @@ import { stat } from "node:fs/promises";
 import { rgPath } from "@vscode/ripgrep";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath } from "./environment.ts";
-import { codeOf, echo, fsError, hiddenNote } from "./workspace.ts";
+import { hiddenNote } from "./workspace.ts";
+import { codeOf, echo, fsError } from "./workspace-errors.ts";
 
 export const GREP_TIMEOUT_MS = 20_000;
 export const GREP_DEFAULT_HEAD_LIMIT = 250;

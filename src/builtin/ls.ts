@@ -3,14 +3,9 @@ import { readdir } from "node:fs/promises";
 import { MatchTooSlowError, runBounded } from "./bounded-match.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
-import {
-  codeOf,
-  echo,
-  fsError,
-  hiddenNote,
-  isPathError,
-  openDirectoryInside,
-} from "./workspace.ts";
+import { hiddenNote } from "./workspace.ts";
+import { codeOf, echo, fsError, isPathError } from "./workspace-errors.ts";
+import { openDirectoryInside } from "./workspace-open.ts";
 
 export const LS_MAX_ENTRIES = 1000;
 /** Time for matching the entries against the `ignore` patterns. */

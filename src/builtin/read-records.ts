@@ -4,7 +4,8 @@ import { lstat } from "node:fs/promises";
 import type { ToolContext } from "../tools/types.ts";
 import { BuiltinToolError } from "./define.ts";
 import type { ResolvedPath } from "./environment.ts";
-import { codeOf, echo, fsError, openInside } from "./workspace.ts";
+import { codeOf, echo, fsError } from "./workspace-errors.ts";
+import { openInside } from "./workspace-open.ts";
 
 /**
  * What Read saw of a file, kept in `ctx.runData` so it travels with a paused run: Edit and Write

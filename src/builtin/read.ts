@@ -6,7 +6,9 @@ import type { ToolContext } from "../tools/types.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath } from "./environment.ts";
 import { recordRead, sha256 } from "./read-records.ts";
-import { echo, openInside, recheckOpened } from "./workspace.ts";
+import { recheckOpened } from "./workspace.ts";
+import { echo } from "./workspace-errors.ts";
+import { openInside } from "./workspace-open.ts";
 
 export const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_LINE_CHARS = 2000;

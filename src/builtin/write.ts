@@ -14,7 +14,8 @@
 import { defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
 import { assertFresh, loadCurrent, recordRead, sha256, textOf } from "./read-records.ts";
-import { recheckOpened, resolveWriteTarget, writeFileInside } from "./workspace.ts";
+import { recheckOpened, resolveWriteTarget } from "./workspace.ts";
+import { writeFileInside } from "./workspace-write.ts";
 
 export interface WriteInput {
   file_path: string;

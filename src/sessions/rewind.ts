@@ -2,7 +2,8 @@
 
 import { lstat, readFile, unlink } from "node:fs/promises";
 import path from "node:path";
-import { isInside, writeFileInside } from "../builtin/workspace.ts";
+import { isInside } from "../builtin/workspace.ts";
+import { writeFileInside } from "../builtin/workspace-write.ts";
 import { RewindError } from "../errors.ts";
 import { requireSession } from "./session-view.ts";
 import type { SessionStore } from "./types.ts";

@@ -5,7 +5,8 @@
  * from an arbitrary interpreter under the hardened preset is in sandbox.test.ts.)
  */
 import path from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useEnv } from "../support/env.ts";
 import {
   type Arena,
   approveAll,
@@ -35,7 +36,7 @@ const CREDENTIALS = [
 describe.each(PRESETS)("C12: credentials in the environment ($label)", ({ preset }) => {
   let arena: Arena;
   const values = new Map<string, string>();
-  const saved = new Map<string, string | undefined>();
+  const setEnv = useEnv();
   beforeAll(() => {
     arena = makeArena("env");
   });
@@ -43,16 +44,9 @@ describe.each(PRESETS)("C12: credentials in the environment ($label)", ({ preset
   beforeEach(() => {
     if (preset) requireBubblewrap();
     for (const name of CREDENTIALS) {
-      saved.set(name, process.env[name]);
       const value = token(`CRED-${name}`);
       values.set(name, value);
-      process.env[name] = value;
-    }
-  });
-  afterEach(() => {
-    for (const [name, value] of saved) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
+      setEnv(name, value);
     }
   });
 

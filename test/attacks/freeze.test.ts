@@ -11,6 +11,7 @@ import { type AgentEvent, createAgent, type SDKResultMessage, tool } from "skein
 import { type ScriptedTurn, scriptedModel } from "skein/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { callText, stepCall } from "../support/results.ts";
 import {
   type Arena,
   approveAll,
@@ -20,7 +21,6 @@ import {
   expectOk,
   makeArena,
   PRESETS,
-  resultText,
   turn,
 } from "./helpers.ts";
 
@@ -77,12 +77,6 @@ async function whileSlow(turns: ScriptedTurn[], slowId: string): Promise<Outcome
   return { result: last, quickFirst };
 }
 
-function callOf(result: SDKResultMessage, id: string) {
-  const call = result.steps.flatMap((step) => step.toolCalls).find((c) => c.callId === id);
-  if (!call) throw new Error(`no result for ${id}`);
-  return call;
-}
-
 describe("a catastrophic pattern cannot stop the process", () => {
   it("Glob: the matching is stopped with an error result, and other agents run meanwhile", async () => {
     const { result, quickFirst } = await whileSlow(
@@ -95,14 +89,14 @@ describe("a catastrophic pattern cannot stop the process", () => {
       "g1",
     );
     expect(quickFirst, "the second agent finished while Glob was matching").toBe(true);
-    const g1 = callOf(result, "g1");
+    const g1 = stepCall(result, "g1");
     expect(g1.isError).toBe(true);
-    expect(resultText(g1)).toMatch(/too complex/);
-    expect(resultText(g1)).toMatch(/simpler pattern/);
+    expect(callText(g1)).toMatch(/too complex/);
+    expect(callText(g1)).toMatch(/simpler pattern/);
     // The next Glob works as before.
-    const g2 = callOf(result, "g2");
+    const g2 = stepCall(result, "g2");
     expect(g2.isError).toBe(false);
-    expect(resultText(g2)).toContain(`many/${LONG_A}`);
+    expect(callText(g2)).toContain(`many/${LONG_A}`);
   }, 120_000);
 
   it("Glob: a .gitignore the model wrote with several ** over deep directories", async () => {
@@ -113,10 +107,10 @@ describe("a catastrophic pattern cannot stop the process", () => {
         "g1",
       );
       expect(quickFirst, "the second agent finished while Glob was matching").toBe(true);
-      const g1 = callOf(result, "g1");
+      const g1 = stepCall(result, "g1");
       // Either the answer, or an error naming the .gitignore files: never a frozen process.
-      if (g1.isError) expect(resultText(g1)).toMatch(/\.gitignore/);
-      else expect(resultText(g1)).toContain("deep.txt");
+      if (g1.isError) expect(callText(g1)).toMatch(/\.gitignore/);
+      else expect(callText(g1)).toContain("deep.txt");
     } finally {
       fs.rmSync(path.join(arena.work, ".gitignore"));
     }
@@ -258,9 +252,9 @@ describe("a custom tool's rule pattern against the model's input", () => {
       permissions: { deny: ["Deploy(a*b*c*d*e)"] },
     });
     const result = await agent.run("go", { signal: AbortSignal.timeout(60_000) });
-    expect(callOf(result, "d1").isError).toBe(false);
-    expect(callOf(result, "d2").isError).toBe(true);
-    expect(resultText(callOf(result, "d2"))).toMatch(/denied/i);
+    expect(stepCall(result, "d1").isError).toBe(false);
+    expect(stepCall(result, "d2").isError).toBe(true);
+    expect(callText(stepCall(result, "d2"))).toMatch(/denied/i);
     expect(runs).toEqual(["abcd".repeat(5_000)]);
   }, 90_000);
 });
@@ -291,7 +285,7 @@ describe("a Bash rule pattern against the model's command", () => {
     });
     const result = await agent.run("go", { signal: AbortSignal.timeout(60_000) });
     expect(asked).toEqual([long]);
-    expect(callOf(result, "b1").isError).toBe(true);
-    expect(resultText(callOf(result, "b2"))).toMatch(/denied/i);
+    expect(stepCall(result, "b1").isError).toBe(true);
+    expect(callText(stepCall(result, "b2"))).toMatch(/denied/i);
   }, 90_000);
 });

@@ -13,7 +13,6 @@
 import { execFileSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import {
   type AgentEvent,
@@ -24,6 +23,9 @@ import {
 } from "skein";
 import { type ScriptedTurn, scriptedModel } from "skein/testing";
 import { expect } from "vitest";
+import { findOnPath } from "../support/processes.ts";
+import { callText } from "../support/results.ts";
+import { makeTempDir, removeDir } from "../support/temp.ts";
 
 /** Every relevant case runs without a preset and under the hardened preset. */
 export const PRESETS: { label: string; preset: "hardened" | undefined }[] = [
@@ -34,18 +36,6 @@ export const PRESETS: { label: string; preset: "hardened" | undefined }[] = [
 /** A unique string: a secret, a marker, a file name. */
 export function token(label: string): string {
   return `${label}-${randomBytes(8).toString("hex")}`;
-}
-
-export function findOnPath(name: string): string | undefined {
-  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
-    if (!dir) continue;
-    const candidate = path.join(dir, name);
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return undefined;
 }
 
 /**
@@ -88,7 +78,7 @@ export interface Arena {
 }
 
 export function makeArena(label = "attack"): Arena {
-  const parent = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `skein-${label}-`)));
+  const parent = makeTempDir(`skein-${label}-`);
   const work = path.join(parent, "work");
   const work2 = path.join(parent, "work2");
   const outside = path.join(parent, "outside");
@@ -147,7 +137,7 @@ export function makeArena(label = "attack"): Arena {
     },
     snapshot,
     cleanup() {
-      fs.rmSync(parent, { recursive: true, force: true });
+      removeDir(parent);
     },
   };
   return arena;
@@ -214,15 +204,6 @@ export interface AttackRun {
   text(id: string): string;
 }
 
-export function resultText(call: StepToolCall): string {
-  const content = call.result.content as unknown;
-  if (typeof content === "string") return content;
-  if (!Array.isArray(content)) return JSON.stringify(content);
-  return content
-    .map((part: { type: string; text?: string }) => (part.type === "text" ? part.text : ""))
-    .join("");
-}
-
 /** Runs the attack through `agent.stream` and checks that nothing leaked or changed outside. */
 export async function attack(arena: Arena, options: AttackOptions): Promise<AttackRun> {
   const model = scriptedModel([...options.turns, { text: "done" }]);
@@ -261,7 +242,7 @@ export async function attack(arena: Arena, options: AttackOptions): Promise<Atta
         );
       return found;
     },
-    text: (id) => resultText(run.call(id)),
+    text: (id) => callText(run.call(id)),
   };
   expectNothingLeaked(arena, run, options);
   return run;
@@ -296,7 +277,7 @@ export function expectNothingLeaked(
   const workspace = new RegExp(`${escapeRegExp(arena.work)}(?![A-Za-z0-9_.-])`, "g");
   for (const call of run.calls.values()) {
     const input = JSON.stringify(call.input);
-    const text = resultText(call);
+    const text = callText(call);
     // The host path of the parent (hence of work2 and outside) is never shown unless the model typed it.
     if (!input.includes(arena.parent))
       expect(
@@ -323,16 +304,16 @@ function escapeRegExp(text: string): string {
 
 export function expectError(run: AttackRun, id: string, text?: RegExp): void {
   const call = run.call(id);
-  expect(call.isError, `${id} should be an error result: ${resultText(call).slice(0, 300)}`).toBe(
+  expect(call.isError, `${id} should be an error result: ${callText(call).slice(0, 300)}`).toBe(
     true,
   );
-  if (text) expect(resultText(call)).toMatch(text);
+  if (text) expect(callText(call)).toMatch(text);
 }
 
 export function expectOk(run: AttackRun, id: string, text?: RegExp): void {
   const call = run.call(id);
-  expect(call.isError, `${id} should succeed: ${resultText(call).slice(0, 300)}`).toBe(false);
-  if (text) expect(resultText(call)).toMatch(text);
+  expect(call.isError, `${id} should succeed: ${callText(call).slice(0, 300)}`).toBe(false);
+  if (text) expect(callText(call)).toMatch(text);
 }
 
 /** The run paused on this call, waiting for approval. */
@@ -340,7 +321,7 @@ export function expectPausedForApproval(run: AttackRun, id: string): void {
   const { result } = run;
   expect(
     result.subtype,
-    `run should pause for approval of ${id}; results: ${JSON.stringify([...run.calls.values()].map((c) => [c.callId, resultText(c).slice(0, 200)]))}`,
+    `run should pause for approval of ${id}; results: ${JSON.stringify([...run.calls.values()].map((c) => [c.callId, callText(c).slice(0, 200)]))}`,
   ).toBe("paused");
   expect(result.pending?.[0]).toMatchObject({ id, reason: "approval" });
   expect(run.calls.has(id), `${id} must not have run`).toBe(false);
@@ -352,8 +333,8 @@ export function expectDenied(run: AttackRun, id: string): void {
     "paused",
   );
   const call = run.call(id);
-  expect(call.isError, `${id}: ${resultText(call).slice(0, 300)}`).toBe(true);
-  expect(resultText(call)).toMatch(/denied/i);
+  expect(call.isError, `${id}: ${callText(call).slice(0, 300)}`).toBe(true);
+  expect(callText(call)).toMatch(/denied/i);
   expect((call.result.details as { reason?: unknown } | undefined)?.reason).toBe("denied");
 }
 

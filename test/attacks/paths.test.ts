@@ -5,6 +5,7 @@
 import * as fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { LIVENESS_MS } from "../support/liveness.ts";
 import {
   type Arena,
   approveAll,
@@ -126,64 +127,68 @@ describe.each(PRESETS)("paths ($label)", ({ preset }) => {
   });
 
   describe("C4: FIFOs, devices, directories and huge files", () => {
-    it("a FIFO, /dev/zero, /dev/stdin and a directory are refused at once", async () => {
-      const fifo = path.join(arena.work, "c4-fifo");
-      if (!fs.existsSync(fifo)) mkfifo(fifo);
-      arena.link("c4-zero", "/dev/zero");
-      arena.link("c4-stdin", "/dev/stdin");
-      const started = Date.now();
-      const run = await attack(arena, {
-        preset,
-        turns: [
-          turn(
-            ["f1", "Read", { file_path: "c4-fifo" }],
-            ["f2", "Grep", { pattern: "x", path: "c4-fifo" }],
-            ["z1", "Read", { file_path: "/dev/zero" }],
-            ["z2", "Read", { file_path: "c4-zero" }],
-            ["z3", "Grep", { pattern: "x", path: "c4-zero" }],
-            ["s1", "Read", { file_path: "/dev/stdin" }],
-            ["s2", "Read", { file_path: "c4-stdin" }],
-            ["d1", "Read", { file_path: "src" }],
-            ["d2", "Read", { file_path: "." }],
-          ),
-          // A walk over a workspace holding a FIFO and device links does not block either.
-          turn(
-            ["w1", "Grep", { pattern: "zzz-no-match" }],
-            ["w2", "Glob", { pattern: "**/*" }],
-            ["w3", "LS", { path: "." }],
-          ),
-        ],
-      });
-      expectError(run, "f1", /not a regular file/);
-      expectError(run, "f2", /not a regular file/);
-      for (const id of ["z1", "s1"]) expectError(run, id, OUTSIDE);
-      for (const id of ["z2", "z3", "s2"]) expectError(run, id, /outside the workspace|regular/);
-      expectError(run, "d1", /is a directory/);
-      expectError(run, "d2", /is a directory/);
-      expectOk(run, "w1");
-      expectOk(run, "w2");
-      expectOk(run, "w3", /c4-fifo/);
-      expect(Date.now() - started).toBeLessThan(5_000);
-    }, 10_000);
+    // Opening a FIFO or reading /dev/zero would block or never end: the deadline catches that.
+    it(
+      "a FIFO, /dev/zero, /dev/stdin and a directory are refused without blocking",
+      async () => {
+        const fifo = path.join(arena.work, "c4-fifo");
+        if (!fs.existsSync(fifo)) mkfifo(fifo);
+        arena.link("c4-zero", "/dev/zero");
+        arena.link("c4-stdin", "/dev/stdin");
+        const run = await attack(arena, {
+          preset,
+          deadlineMs: LIVENESS_MS,
+          turns: [
+            turn(
+              ["f1", "Read", { file_path: "c4-fifo" }],
+              ["f2", "Grep", { pattern: "x", path: "c4-fifo" }],
+              ["z1", "Read", { file_path: "/dev/zero" }],
+              ["z2", "Read", { file_path: "c4-zero" }],
+              ["z3", "Grep", { pattern: "x", path: "c4-zero" }],
+              ["s1", "Read", { file_path: "/dev/stdin" }],
+              ["s2", "Read", { file_path: "c4-stdin" }],
+              ["d1", "Read", { file_path: "src" }],
+              ["d2", "Read", { file_path: "." }],
+            ),
+            // A walk over a workspace holding a FIFO and device links does not block either.
+            turn(
+              ["w1", "Grep", { pattern: "zzz-no-match" }],
+              ["w2", "Glob", { pattern: "**/*" }],
+              ["w3", "LS", { path: "." }],
+            ),
+          ],
+        });
+        expectError(run, "f1", /not a regular file/);
+        expectError(run, "f2", /not a regular file/);
+        for (const id of ["z1", "s1"]) expectError(run, id, OUTSIDE);
+        for (const id of ["z2", "z3", "s2"]) expectError(run, id, /outside the workspace|regular/);
+        expectError(run, "d1", /is a directory/);
+        expectError(run, "d2", /is a directory/);
+        expectOk(run, "w1");
+        expectOk(run, "w2");
+        expectOk(run, "w3", /c4-fifo/);
+      },
+      2 * LIVENESS_MS,
+    );
 
-    // Text first (past the 8 KiB binary sniff), then a sparse hole up to 5 GB: more lines than
-    // one Read shows, or fewer, so the hole becomes one 5 GB "line" that must not be read whole.
+    // Text first (past the 8 KiB binary sniff), then a sparse hole up to 1 TiB: more lines than
+    // one Read shows, or fewer, so the hole becomes one 1 TiB "line" that must not be read whole.
+    // Reading it whole would take minutes, past the deadline; holding it, past the memory bound.
     it.each([
       { lines: 3000, what: "more lines than a Read shows" },
       { lines: 1000, what: "fewer lines than a Read shows" },
     ])(
-      "a sparse 5 GB file, $what first: head only, quickly, in bounded memory",
+      "a sparse 1 TiB file, $what first: head only, in bounded memory",
       async ({ lines }) => {
         const big = path.join(arena.work, `c4-big-${lines}.log`);
         onTestFinished(() => fs.rmSync(big, { force: true }));
         const head = Array.from({ length: lines }, (_, i) => `log line ${i + 1}`).join("\n");
         fs.writeFileSync(big, `${head}\n`);
-        fs.truncateSync(big, 5 * 1024 ** 3);
+        fs.truncateSync(big, 1024 ** 4);
         const rss = process.memoryUsage().rss;
-        const started = Date.now();
         const run = await attack(arena, {
           preset,
-          deadlineMs: 3_000,
+          deadlineMs: LIVENESS_MS,
           turns: [
             turn(
               ["b1", "Read", { file_path: path.basename(big) }],
@@ -191,7 +196,6 @@ describe.each(PRESETS)("paths ($label)", ({ preset }) => {
             ),
           ],
         });
-        const elapsed = Date.now() - started;
         const grown = process.memoryUsage().rss - rss;
         // Refused (over a size cap), or the head with a note.
         if (!run.call("b1").isError) {
@@ -203,10 +207,9 @@ describe.each(PRESETS)("paths ($label)", ({ preset }) => {
           expect(run.text("b2")).not.toMatch(/log line 9$/m);
           expect(run.text("b2")).not.toMatch(/log line 15$/m);
         }
-        expect(elapsed, "reading a 5 GB file took too long").toBeLessThan(3_000);
         expect(grown, "RSS grew by more than 200 MB").toBeLessThan(200 * 1024 * 1024);
       },
-      15_000,
+      2 * LIVENESS_MS,
     );
   });
 

@@ -12,7 +12,8 @@ import { fileURLToPath } from "node:url";
 import { createAgent } from "skein";
 import { scriptedModel } from "skein/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { pidsWithCmdline, waitFor } from "../builtin/shell-harness.ts";
+import { findOnPath, pidsWithCmdline } from "../support/processes.ts";
+import { waitFor } from "../support/promises.ts";
 import {
   type Arena,
   approveAll,
@@ -20,7 +21,6 @@ import {
   exists,
   expectError,
   expectOk,
-  findOnPath,
   makeArena,
   requireBubblewrap,
   token,

@@ -11,10 +11,11 @@
 import { spawn } from "node:child_process";
 import * as fs from "node:fs";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { findOnPath } from "../support/processes.ts";
+import { closeServer, listenLocal } from "../support/servers.ts";
 import {
   type Arena,
   approveAll,
@@ -22,7 +23,6 @@ import {
   exists,
   expectError,
   expectOk,
-  findOnPath,
   makeArena,
   requireBubblewrap,
   token,
@@ -52,10 +52,9 @@ describe("sandbox", () => {
         requests += 1;
         response.end(body);
       });
-      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-      port = (server.address() as AddressInfo).port;
+      port = await listenLocal(server);
     });
-    afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    afterAll(() => closeServer(server));
 
     const fetchWithNode = () =>
       `node -e "fetch('http://127.0.0.1:${port}/').then(r => r.text()).then(t => console.log('got', t))"`;

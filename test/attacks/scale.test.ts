@@ -1,11 +1,13 @@
 /**
  * Scale attacks through the public API: a catastrophic-backtracking pattern, a 1 GB sparse file,
- * and a workspace of 100,000 files. Each must answer within seconds, with capped results and a
- * note saying so. Read-only tools: the preset changes nothing for them, but both are run.
+ * and a workspace of 100,000 files. Each must answer, with capped results and a note saying so.
+ * Read-only tools: the preset changes nothing for them, but both are run. The limits here are
+ * liveness limits (a hang, a whole-file read, quadratic work), never speed: speed is `npm run bench`.
  */
 import * as fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LIVENESS_MS } from "../support/liveness.ts";
 import { type Arena, attack, expectError, expectOk, makeArena, PRESETS, turn } from "./helpers.ts";
 
 describe.each(PRESETS)("scale ($label)", ({ preset }) => {
@@ -25,51 +27,54 @@ describe.each(PRESETS)("scale ($label)", ({ preset }) => {
   });
   afterAll(() => arena.cleanup());
 
-  it("Grep (a+)+$ over a 100,000-character line of a's ending in b", async () => {
-    const started = Date.now();
-    const run = await attack(arena, {
-      preset,
-      deadlineMs: 8_000,
-      turns: [
-        turn(
-          ["g1", "Grep", { pattern: "(a+)+$", path: "redos.txt", output_mode: "content" }],
-          ["g2", "Grep", { pattern: "(a|aa)+$", path: "redos.txt", output_mode: "count" }],
-          ["g3", "Grep", { pattern: "(a+)+b", path: "redos.txt", output_mode: "content" }],
-        ),
-      ],
-    });
-    expect(Date.now() - started).toBeLessThan(8_000);
-    // "$" matches at the end of the line, after the b: the a's do not match.
-    expectOk(run, "g1");
-    expectOk(run, "g2");
-    // A match on a 100,000-character line is cut, not returned whole.
-    expectOk(run, "g3");
-    expect(run.text("g3").length).toBeLessThan(10_000);
-  }, 10_000);
+  it(
+    "Grep (a+)+$ over a 100,000-character line of a's ending in b",
+    async () => {
+      const run = await attack(arena, {
+        preset,
+        deadlineMs: LIVENESS_MS,
+        turns: [
+          turn(
+            ["g1", "Grep", { pattern: "(a+)+$", path: "redos.txt", output_mode: "content" }],
+            ["g2", "Grep", { pattern: "(a|aa)+$", path: "redos.txt", output_mode: "count" }],
+            ["g3", "Grep", { pattern: "(a+)+b", path: "redos.txt", output_mode: "content" }],
+          ),
+        ],
+      });
+      // "$" matches at the end of the line, after the b: the a's do not match.
+      expectOk(run, "g1");
+      expectOk(run, "g2");
+      // A match on a 100,000-character line is cut, not returned whole.
+      expectOk(run, "g3");
+      expect(run.text("g3").length).toBeLessThan(10_000);
+    },
+    2 * LIVENESS_MS,
+  );
 
-  it("a 1 GB sparse file: Grep and Read with offset/limit return within seconds", async () => {
-    const started = Date.now();
-    const run = await attack(arena, {
-      preset,
-      deadlineMs: 10_000,
-      turns: [
-        turn(
-          ["g1", "Grep", { pattern: "needle", path: "huge.log", output_mode: "content" }],
-          ["g2", "Grep", { pattern: "needle" }],
-          ["r1", "Read", { file_path: "huge.log", offset: 10, limit: 5 }],
-          ["r2", "Read", { file_path: "huge.log" }],
-          ["r3", "Read", { file_path: "huge.log", offset: 99, limit: 3 }],
-        ),
-      ],
-    });
-    const elapsed = Date.now() - started;
-    for (const id of ["g1", "g2"]) expect(run.call(id), id).toBeDefined();
-    expectOk(run, "r1", /head line 10$/m);
-    expect(run.text("r1")).not.toMatch(/head line 15$/m);
-    if (!run.call("r2").isError) expect(run.text("r2")).toMatch(/head line 1$/m);
-    if (!run.call("r3").isError) expect(run.text("r3")).toMatch(/head line 99$/m);
-    expect(elapsed, "Grep and Read of a 1 GB file").toBeLessThan(10_000);
-  }, 15_000);
+  it(
+    "a 1 GB sparse file: Grep and Read with offset/limit answer",
+    async () => {
+      const run = await attack(arena, {
+        preset,
+        deadlineMs: LIVENESS_MS,
+        turns: [
+          turn(
+            ["g1", "Grep", { pattern: "needle", path: "huge.log", output_mode: "content" }],
+            ["g2", "Grep", { pattern: "needle" }],
+            ["r1", "Read", { file_path: "huge.log", offset: 10, limit: 5 }],
+            ["r2", "Read", { file_path: "huge.log" }],
+            ["r3", "Read", { file_path: "huge.log", offset: 99, limit: 3 }],
+          ),
+        ],
+      });
+      for (const id of ["g1", "g2"]) expect(run.call(id), id).toBeDefined();
+      expectOk(run, "r1", /head line 10$/m);
+      expect(run.text("r1")).not.toMatch(/head line 15$/m);
+      if (!run.call("r2").isError) expect(run.text("r2")).toMatch(/head line 1$/m);
+      if (!run.call("r3").isError) expect(run.text("r3")).toMatch(/head line 99$/m);
+    },
+    2 * LIVENESS_MS,
+  );
 });
 
 describe("100,000 files in 100 directories", () => {
@@ -92,9 +97,8 @@ describe("100,000 files in 100 directories", () => {
   afterAll(() => arena.cleanup(), 120_000);
 
   it.each(PRESETS)(
-    "Glob and LS return capped results with a note, within seconds ($label)",
+    "Glob and LS return capped results with a note ($label)",
     async ({ preset }) => {
-      const started = Date.now();
       const run = await attack(arena, {
         preset,
         deadlineMs: 60_000,
@@ -108,7 +112,6 @@ describe("100,000 files in 100 directories", () => {
           ),
         ],
       });
-      const elapsed = Date.now() - started;
       for (const id of ["gl1", "gl2"]) {
         expectOk(run, id);
         const lines = run
@@ -129,7 +132,6 @@ describe("100,000 files in 100 directories", () => {
       expectOk(run, "l2", /d99\//);
       expectOk(run, "g1");
       expect(run.text("g1")).toMatch(/more exist|head_limit|narrow/i);
-      expect(elapsed, "Glob, LS and Grep over 100,000 files").toBeLessThan(15_000);
     },
     120_000,
   );
@@ -142,24 +144,29 @@ describe("a pattern or path as large as the model likes", () => {
   });
   afterAll(() => arena.cleanup());
 
-  // A long path is resolved component by component; the time must stay linear in its length.
-  // (The work is synchronous, so a deadline cannot stop it: the elapsed time is checked after.)
-  it("a 20,000-character path, a 10,000-brace glob and a 10,000-paren regex are answered at once, echoed short", async () => {
-    const long = "a/".repeat(10_000);
-    const started = Date.now();
-    const run = await attack(arena, {
-      turns: [
-        turn(
-          ["r1", "Read", { file_path: long }],
-          ["g1", "Glob", { pattern: "{a,b}".repeat(2_000) }],
-          ["g2", "Grep", { pattern: "(".repeat(10_000) }],
-        ),
-      ],
-    });
-    const elapsed = Date.now() - started;
-    expectError(run, "r1");
-    expectError(run, "g2", /regular expression/i);
-    for (const id of ["r1", "g1", "g2"]) expect(run.text(id).length, id).toBeLessThan(5_000);
-    expect(elapsed, "Read, Glob and Grep of oversized inputs").toBeLessThan(2_000);
-  }, 30_000);
+  // A long path is resolved component by component, in time linear in its length: work quadratic
+  // in it took seconds at 20,000 characters and would take minutes at 200,000, past the liveness
+  // limit. (The work is synchronous, so a deadline cannot stop it: the time is checked after.)
+  it(
+    "a 200,000-character path, a 10,000-brace glob and a 10,000-paren regex are answered, echoed short",
+    async () => {
+      const long = "a/".repeat(100_000);
+      const started = Date.now();
+      const run = await attack(arena, {
+        turns: [
+          turn(
+            ["r1", "Read", { file_path: long }],
+            ["g1", "Glob", { pattern: "{a,b}".repeat(2_000) }],
+            ["g2", "Grep", { pattern: "(".repeat(10_000) }],
+          ),
+        ],
+      });
+      const elapsed = Date.now() - started;
+      expectError(run, "r1");
+      expectError(run, "g2", /regular expression/i);
+      for (const id of ["r1", "g1", "g2"]) expect(run.text(id).length, id).toBeLessThan(5_000);
+      expect(elapsed, "Read, Glob and Grep of oversized inputs").toBeLessThan(LIVENESS_MS);
+    },
+    2 * LIVENESS_MS,
+  );
 });

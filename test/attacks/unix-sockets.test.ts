@@ -9,13 +9,13 @@ import * as fs from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { findOnPath } from "../support/processes.ts";
 import {
   type Arena,
   approveAll,
   attack,
   type Call,
   expectError,
-  findOnPath,
   makeArena,
   requireBubblewrap,
   token,

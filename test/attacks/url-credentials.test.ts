@@ -4,7 +4,8 @@
  * preset or not. Without the preset the URL itself is kept, without its credentials; under the
  * preset such variables are not passed at all (its environment is an allow-list).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { useEnv } from "../support/env.ts";
 import {
   type Arena,
   approveAll,
@@ -33,23 +34,14 @@ describe.each(PRESETS)("C12: credentials inside URL values ($label)", ({ preset 
     ASSET_URL: `https://assets.example/file?sv=2024&sig=${secrets.signature}`,
     CALLBACK_URL: `https://hooks.example/cb?access_token=${secrets.access}&page=2`,
   };
-  const saved = new Map<string, string | undefined>();
+  const setEnv = useEnv();
   beforeAll(() => {
     arena = makeArena("url-env");
   });
   afterAll(() => arena.cleanup());
   beforeEach(() => {
     if (preset) requireBubblewrap();
-    for (const [name, value] of Object.entries(variables)) {
-      saved.set(name, process.env[name]);
-      process.env[name] = value;
-    }
-  });
-  afterEach(() => {
-    for (const [name, value] of saved) {
-      if (value === undefined) delete process.env[name];
-      else process.env[name] = value;
-    }
+    for (const [name, value] of Object.entries(variables)) setEnv(name, value);
   });
 
   it("printenv and env show the URLs without their credentials", async () => {

@@ -14,14 +14,10 @@ import {
   OutputBuffer,
 } from "../../src/builtin/bash.ts";
 import { builtinInfo } from "../../src/builtin/define.ts";
-import {
-  expectGone,
-  invoke,
-  type ShellFixture,
-  shellFixture,
-  sleep,
-  waitFor,
-} from "./shell-harness.ts";
+import { useEnv } from "../support/env.ts";
+import { expectGone } from "../support/processes.ts";
+import { waitFor } from "../support/promises.ts";
+import { invoke, type ShellFixture, shellFixture } from "./shell-harness.ts";
 
 const CAP = OUTPUT_HEAD_CHARS + OUTPUT_TAIL_CHARS + 200;
 /** A lone surrogate: half of a split pair. */
@@ -77,10 +73,9 @@ describe("Bash: basics", () => {
     expect(result.text).toContain("SIGKILL");
   });
 
+  // With stdin left open, `cat` would wait until the call's timeout: the test's timeout first.
   it("gives stdin end-of-file at once (B13)", async () => {
-    const started = Date.now();
     const result = await bash({ command: 'cat; read -r line; echo "got:[$line]"' });
-    expect(Date.now() - started).toBeLessThan(3_000);
     expect(result.text).toBe("got:[]");
   });
 
@@ -117,14 +112,14 @@ describe("Bash: basics", () => {
   });
 });
 
+// Left alone the commands below run for 100 s: a call that did not end them fails by the
+// test's timeout.
 describe("Bash: timeouts and aborts kill the whole tree", () => {
   it("kills the process group on timeout and says so, with the output so far", async () => {
-    const started = Date.now();
     const result = await bash({
       command: "sleep 100 & echo child=$!; echo shell=$$; sleep 100",
       timeout: 500,
     });
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(result.isError).toBe(true);
     expect(result.text).toContain("timed out after 500 ms");
     const child = Number(/child=(\d+)/.exec(result.text)?.[1]);
@@ -149,10 +144,8 @@ describe("Bash: timeouts and aborts kill the whole tree", () => {
       controller.signal,
     );
     const child = await waitFor(() => pidIn(join(fx.root, "child.pid")));
-    const started = Date.now();
     controller.abort(new Error("user abort"));
     const result = await pending;
-    expect(Date.now() - started).toBeLessThan(3_000);
     expect(result.isError).toBe(true);
     expect(result.text).toContain("aborted");
     await expectGone([child]);
@@ -193,8 +186,9 @@ describe("Bash: output is bounded (B4)", () => {
       expect(result.text.length).toBeLessThan(CAP);
       expect(result.text.trimEnd().endsWith("this-line-repeats")).toBe(true);
       const seen = (result.details as { outputChars: number }).outputChars;
-      // Far more went through than was kept, and memory did not follow it.
-      expect(seen).toBeGreaterThan(20_000_000);
+      // More went through than was kept (how much depends on the machine's speed: the 50 MB
+      // case above counts exactly), and memory did not follow it.
+      expect(seen).toBeGreaterThan(10 * CAP);
       expect(peak).toBeLessThan(150 * 1024 * 1024);
     } finally {
       clearInterval(sampler);
@@ -331,20 +325,10 @@ describe("Bash: credentials never reach the command (C12)", () => {
     DB_PASSWORD: "db-password-value-7",
     AWS_SECRET_ACCESS_KEY: "aws-secret-value-8",
   };
-  const saved: Record<string, string | undefined> = {};
+  const setEnv = useEnv();
   beforeEach(() => {
-    for (const [name, value] of Object.entries(secrets)) {
-      saved[name] = process.env[name];
-      process.env[name] = value;
-    }
-    process.env.SKEIN_HARMLESS = "visible-value";
-  });
-  afterEach(() => {
-    for (const name of Object.keys(secrets)) {
-      if (saved[name] === undefined) delete process.env[name];
-      else process.env[name] = saved[name];
-    }
-    delete process.env.SKEIN_HARMLESS;
+    for (const [name, value] of Object.entries(secrets)) setEnv(name, value);
+    setEnv("SKEIN_HARMLESS", "visible-value");
   });
 
   it.each([
@@ -370,13 +354,12 @@ describe("Bash: background tasks", () => {
     invoke(bashOutputTool(fx.env), { bash_id: id, ...(filter ? { filter } : {}) });
   const kill = (id: string) => invoke(killShellTool(fx.env), { shell_id: id });
 
+  // The command waits for a file the test writes later: a call that waited for it would hang.
   it("starts, reads new output incrementally, and reports the exit", async () => {
-    const started = Date.now();
     const result = await bash({
       command: "echo one; while [ ! -e go ]; do sleep 0.02; done; echo two; echo three; exit 4",
       run_in_background: true,
     });
-    expect(Date.now() - started).toBeLessThan(1_000);
     expect(result.isError).toBeFalsy();
     expect(result.text).toContain("bash_1");
     expect(result.text).toContain("BashOutput");
@@ -439,12 +422,10 @@ describe("Bash: background tasks", () => {
     expect(result.text).toContain("regular expression");
   });
 
-  it("stops a catastrophic filter quickly with an error, and keeps the output unread", async () => {
+  it("stops a catastrophic filter with an error, and keeps the output unread", async () => {
     await bash({ command: `echo ${"a".repeat(30)}b; echo ok`, run_in_background: true });
     await waitFor(() => (fx.background.get("bash_1")?.status === "running" ? undefined : true));
-    const started = Date.now();
     const slow = await output("bash_1", "^(a+)+$");
-    expect(Date.now() - started).toBeLessThan(1_000);
     expect(slow.isError).toBe(true);
     expect(slow.text).toContain("took too long");
     expect(slow.text).toContain("simpler pattern");
@@ -504,13 +485,15 @@ describe("createBackgroundTasks", () => {
     });
     expect([done, failed, stopped]).toEqual(["task_1", "mine", "task_2"]);
     expect(() => registry.start({ id: "mine", run: async () => 1 })).toThrow(/already exists/);
-    await sleep(10);
+    await waitFor(() =>
+      ["task_1", "mine"].some((id) => registry.get(id)?.status === "running") ? undefined : true,
+    );
     expect(registry.get("task_1")).toEqual({ id: "task_1", status: "done", output: "value" });
     expect(registry.get("mine")).toMatchObject({ status: "failed", output: "no" });
     expect(registry.get("task_2")?.status).toBe("running");
     expect(registry.stop("task_2")).toBe(true);
     expect(aborted).toBe(true);
-    await sleep(10);
+    await waitFor(() => (registry.get("task_2")?.status === "running" ? undefined : true));
     expect(registry.get("task_2")?.status).toBe("stopped");
     expect(registry.stop("task_2")).toBe(false);
     expect(registry.stop("unknown")).toBe(false);
@@ -533,7 +516,7 @@ describe("createBackgroundTasks", () => {
     const script = join(fx.root, "exit-probe.mts");
     writeFileSync(
       script,
-      `import { existsSync } from "node:fs";
+      `import { existsSync, readFileSync } from "node:fs";
 import { bashTool } from ${JSON.stringify(src("bash.ts"))};
 import { createBackgroundTasks } from ${JSON.stringify(src("background.ts"))};
 import { runtimeOf } from ${JSON.stringify(src("../tools/definition.ts"))};
@@ -546,8 +529,9 @@ const context = { callId: "c", call: { id: "c", name: "Bash", input: {}, kind: "
   runData: { get() {}, set() {} } };
 await runtimeOf(bashTool(env)).execute({ command: "sleep 100 & echo $! $$ > pids; sleep 100",
   run_in_background: true }, context);
-while (!existsSync(${JSON.stringify(pidFile)})) await new Promise((r) => setTimeout(r, 20));
-await new Promise((r) => setTimeout(r, 50));
+// The file exists before echo has written it: wait for the whole line.
+const written = () => existsSync(${JSON.stringify(pidFile)}) && readFileSync(${JSON.stringify(pidFile)}, "utf8").endsWith("\\n");
+while (!written()) await new Promise((r) => setTimeout(r, 20));
 process.exit(0);
 `,
     );

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { vi } from "vitest";
 import { editTool } from "../../src/builtin/edit.ts";
@@ -19,6 +18,7 @@ import type {
   ToolDefinition,
   ToolResult,
 } from "../../src/tools/types.ts";
+import { makeTempDir, removeDir } from "../support/temp.ts";
 
 export type Snapshot = { path: string; content: string | null };
 
@@ -146,7 +146,7 @@ export interface Fixture {
 }
 
 export function makeFixture(hiddenFromSearch?: (relative: string) => boolean): Fixture {
-  const base = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "skein-ws-")));
+  const base = makeTempDir("skein-ws-");
   const root = path.join(base, "work");
   const sibling = path.join(base, "work2");
   const evil = path.join(base, "work-evil");
@@ -175,7 +175,7 @@ export function makeFixture(hiddenFromSearch?: (relative: string) => boolean): F
       return file;
     },
     outsideState: () => listOutside(base, root),
-    cleanup: () => fs.rmSync(base, { recursive: true, force: true }),
+    cleanup: () => removeDir(base),
   };
 }
 

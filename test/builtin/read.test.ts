@@ -100,7 +100,6 @@ describe("Read: huge files with bounded memory (C4)", () => {
   it("a sparse 1 GB file: reads lines by offset/limit without reading it whole", async () => {
     const file = fx.write("huge.log", `${lines(10_000)}\n`);
     fs.truncateSync(file, 1024 ** 3);
-    const started = Date.now();
     const middle = await read({ file_path: "huge.log", offset: 5000, limit: 2 });
     expect(middle.text).toBe(
       "  5000\tline 5000\n  5001\tline 5001\n\n[Showing lines 5000-5001. Use offset: 5002 to read on.]",
@@ -110,7 +109,6 @@ describe("Read: huge files with bounded memory (C4)", () => {
     expect(giant.text).toContain("[line truncated: longer than 2000 characters]");
     const head = await read({ file_path: "huge.log" });
     expect(head.text).toMatch(/huge\.log is 1 GiB, more than the 256 KiB Read shows at once/);
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it("a sparse 5 GB file without offset/limit: only the head", async () => {
@@ -124,12 +122,11 @@ describe("Read: huge files with bounded memory (C4)", () => {
 });
 
 describe("Read: a giant line in a big file", () => {
-  it("fewer lines than a Read shows, then a 5 GB hole: the read stops at the cut line, quickly", async () => {
+  // A read that scanned the hole to its end would take minutes: the test's timeout catches it.
+  it("fewer lines than a Read shows, then a 1 TiB hole: the read stops at the cut line", async () => {
     const file = fx.write("hole.log", `${lines(1000)}\n`);
-    fs.truncateSync(file, 5 * 1024 ** 3);
-    const started = Date.now();
+    fs.truncateSync(file, 1024 ** 4);
     const result = await read({ file_path: "hole.log" });
-    expect(Date.now() - started).toBeLessThan(3_000);
     expect(result.text).toMatch(/^ {5}1\tline 1\n/);
     expect(result.text).toContain("  1001\t");
     expect(result.text).toContain("[line truncated: longer than 2000 characters]");

@@ -11,8 +11,9 @@ import { bashOutputTool, bashTool } from "../../src/builtin/bash.ts";
 import { probeSandbox } from "../../src/builtin/sandbox.ts";
 import { scanProtected, sweepProtected } from "../../src/builtin/sandbox-scan.ts";
 import { PROTECTED_NAMES } from "../../src/permissions/protected.ts";
-import { findOnPath } from "../attacks/helpers.ts";
-import { invoke, type ShellFixture, shellFixture, sleep, waitFor } from "./shell-harness.ts";
+import { findOnPath } from "../support/processes.ts";
+import { sleep, waitFor } from "../support/promises.ts";
+import { invoke, type ShellFixture, shellFixture } from "./shell-harness.ts";
 
 let fx: ShellFixture;
 afterEach(() => fx?.cleanup());

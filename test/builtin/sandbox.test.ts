@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -12,14 +11,11 @@ import {
   sandboxPolicy,
   setSandboxProbeForTesting,
 } from "../../src/builtin/sandbox.ts";
-import {
-  invoke,
-  pidsWithCmdline,
-  type ShellFixture,
-  shellFixture,
-  sleep,
-  waitFor,
-} from "./shell-harness.ts";
+import { useEnv } from "../support/env.ts";
+import { pidsWithCmdline } from "../support/processes.ts";
+import { sleep, waitFor } from "../support/promises.ts";
+import { closeServer, listenLocal } from "../support/servers.ts";
+import { invoke, type ShellFixture, shellFixture } from "./shell-harness.ts";
 
 // These run bubblewrap for real. Without it every test fails (not a skip, not one suite error).
 const realProbe = await probeSandbox();
@@ -285,10 +281,9 @@ describe("network", () => {
       hits += 1;
       response.end("hello-from-host");
     });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    port = (server.address() as AddressInfo).port;
+    port = await listenLocal(server);
   });
-  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => closeServer(server));
 
   it("the host's loopback is reachable without the sandbox (the control)", async () => {
     const plain = { ...fx.env, sandboxed: false };
@@ -316,15 +311,10 @@ describe("network", () => {
 });
 
 describe("environment", () => {
-  const saved = process.env.ANTHROPIC_API_KEY;
+  const setEnv = useEnv();
   beforeEach(() => {
-    process.env.ANTHROPIC_API_KEY = "sk-ant-sandbox-secret";
-    process.env.SKEIN_NOT_ALLOWED = "plain-value";
-  });
-  afterEach(() => {
-    if (saved === undefined) delete process.env.ANTHROPIC_API_KEY;
-    else process.env.ANTHROPIC_API_KEY = saved;
-    delete process.env.SKEIN_NOT_ALLOWED;
+    setEnv("ANTHROPIC_API_KEY", "sk-ant-sandbox-secret");
+    setEnv("SKEIN_NOT_ALLOWED", "plain-value");
   });
 
   it("is only the allow-list", async () => {

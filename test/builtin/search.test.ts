@@ -203,32 +203,6 @@ describe("Glob", () => {
       expectNoSecret(fx, result.text);
     }
   });
-
-  it("caps at 100 results, newest first, and handles 100,000 files in seconds", async () => {
-    // 100 directories of 1,000 empty files, with one file made newest.
-    for (let d = 0; d < 100; d += 1) {
-      const dir = path.join(fx.root, `d${d}`);
-      fs.mkdirSync(dir);
-      for (let f = 0; f < 1000; f += 1) fs.writeFileSync(path.join(dir, `f${f}.txt`), "");
-    }
-    const future = new Date(Date.now() + 60_000);
-    fs.utimesSync(path.join(fx.root, "d42/f7.txt"), future, future);
-    const started = Date.now();
-    const result = await invoke(fx.tools.Glob, { pattern: "**/*.txt" });
-    const elapsed = Date.now() - started;
-    const lines = result.text.split("\n");
-    expect(lines[0]).toBe("d42/f7.txt");
-    expect(lines.filter((line) => line.endsWith(".txt"))).toHaveLength(100);
-    expect(result.text).toContain(
-      "[Showing the 100 most recently modified of 100000 matches. Use a more specific pattern or path to narrow down.]",
-    );
-    // Under a second here; generous for loaded CI machines.
-    expect(elapsed).toBeLessThan(20_000);
-    const ls = await invoke(fx.tools.LS, { path: "d5" });
-    expect(ls.text.split("\n")).toHaveLength(1000);
-    const root = await invoke(fx.tools.LS, { path: "." });
-    expect(root.text.split("\n")).toHaveLength(100);
-  }, 60_000);
 });
 
 describe("Grep", () => {
@@ -314,12 +288,11 @@ describe("Grep", () => {
     expect(type.text).toMatch(/no-such-type/);
   });
 
-  it("a catastrophically backtracking pattern finishes quickly", async () => {
-    // No line of a's then "b" matches, and a backtracking engine would take forever to say so.
+  // No line of a's then "b" matches, and a backtracking engine would take forever to say so:
+  // the test's timeout catches that.
+  it("a catastrophically backtracking pattern finishes", async () => {
     fx.write("evil.txt", `${"a".repeat(100_000)}b\n${"a".repeat(50)}\n`);
-    const started = Date.now();
     const result = await grep({ pattern: "(a+)+$", path: "evil.txt", output_mode: "count" });
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(result.isError).toBeFalsy();
     expect(result.text).toBe("evil.txt:1");
   });

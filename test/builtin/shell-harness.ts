@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join, relative, resolve as resolvePath } from "node:path";
 import { createBackgroundTasks } from "../../src/builtin/background.ts";
 import type { BuiltinEnvironment } from "../../src/builtin/environment.ts";
 import { runtimeOf } from "../../src/tools/definition.ts";
 import type { ToolContext, ToolDefinition, ToolResult } from "../../src/tools/types.ts";
+import { makeTempDir, removeDir } from "../support/temp.ts";
 
 export interface ShellFixture {
   root: string;
@@ -17,7 +17,7 @@ export interface ShellFixture {
 export function shellFixture(
   options: { sandboxed?: boolean; readDenyPatterns?: string[] } = {},
 ): ShellFixture {
-  const root = realpathSync(mkdtempSync(join(tmpdir(), "skein-bash-")));
+  const root = makeTempDir("skein-bash-");
   mkdirSync(join(root, "sub"));
   const background = createBackgroundTasks();
   const env: BuiltinEnvironment = {
@@ -41,7 +41,7 @@ export function shellFixture(
     background,
     cleanup() {
       background.stopAll();
-      rmSync(root, { recursive: true, force: true });
+      removeDir(root);
     },
   };
 }
@@ -72,61 +72,4 @@ export async function invoke(
   const result = await runtime.toResult(await runtime.execute!(validated.value, context));
   const text = typeof result.content === "string" ? result.content : JSON.stringify(result.content);
   return { ...result, text };
-}
-
-/** True while a process with this pid exists (zombies count: they may await a slow reaper). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits until every pid is gone; orphans are reaped by pid 1, which may take a moment. */
-export async function expectGone(pids: number[], withinMs = 8_000): Promise<void> {
-  // A pid that was never read must not pass as "gone".
-  if (pids.length === 0 || !pids.every((pid) => Number.isInteger(pid) && pid > 0)) {
-    throw new Error(`not a list of pids: ${JSON.stringify(pids)}`);
-  }
-  const deadline = Date.now() + withinMs;
-  while (pids.some(alive)) {
-    if (Date.now() > deadline) {
-      throw new Error(`still alive after ${withinMs} ms: ${pids.filter(alive).join(", ")}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Host pids whose command line contains `needle` (sandboxed pids differ from host pids). */
-export function pidsWithCmdline(needle: string): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${entry}/cmdline`, "utf8").replaceAll("\0", " ");
-      const state = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.[0];
-      if (cmdline.includes(needle) && state !== "Z") pids.push(Number(entry));
-    } catch {}
-  }
-  return pids;
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** Polls until `check` returns a value other than undefined (or throws after `withinMs`). */
-export async function waitFor<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  withinMs = 8_000,
-): Promise<T> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${withinMs} ms`);
-    await sleep(25);
-  }
 }

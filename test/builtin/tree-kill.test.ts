@@ -6,15 +6,15 @@
  * takes everything with it).
  */
 import * as fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { createAgent } from "skein";
 import { type ScriptedTurn, scriptedModel } from "skein/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { makeTempDir, removeDir } from "../support/temp.ts";
 
 let work: string;
 beforeEach(() => {
-  work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "skein-tree-")));
+  work = makeTempDir("skein-tree-");
 });
 afterEach(() => {
   // Whatever a failed test left running.
@@ -23,7 +23,7 @@ afterEach(() => {
       process.kill(pid, "SIGKILL");
     } catch {}
   }
-  fs.rmSync(work, { recursive: true, force: true });
+  removeDir(work);
 });
 
 function pidsIn(dir: string): number[] {

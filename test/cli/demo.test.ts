@@ -2,7 +2,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BUILT_ENTRY, closedPort, ensureBuilt, lines, ROOT, runCli } from "./helpers.ts";
+import { closedPort } from "../support/servers.ts";
+import { BUILT_ENTRY, ensureBuilt, lines, ROOT, runCli } from "./helpers.ts";
 
 const ANSWER =
   "Go to Lisbon: sunny and 24 °C. Day 1, the old town on foot; day 2, a museum and the riverside; day 3, a day trip out of town.";

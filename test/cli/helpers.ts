@@ -1,6 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -147,15 +146,6 @@ export function runCli(
 /** The lines of a text, without the empty one after the last newline. */
 export function lines(text: string): string[] {
   return text.split("\n").filter((line, index, all) => line !== "" || index < all.length - 1);
-}
-
-/** A port on 127.0.0.1 with nothing listening: taken from the OS, then released. */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** Builds dist/ unless it is newer than every file under src/ (`npm run build` ran just before). */

@@ -1,18 +1,10 @@
 import { AbortError, type AgentOptions, createBareAgent, type PermissionResult } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
-import {
-  countingTool,
-  deferred,
-  drain,
-  expectErrorResult,
-  expectOkResult,
-  expectValidTranscript,
-  failureReason,
-  rejectionOf,
-  resultFor,
-  resultText,
-} from "./helpers.ts";
+import { deferred, rejectionOf } from "../support/promises.ts";
+import { expectValidTranscript, resultFor, resultText } from "../support/results.ts";
+import { countingTool } from "../support/tools.ts";
+import { drain, expectErrorResult, expectOkResult, failureReason } from "./helpers.ts";
 
 /** `deploy` asks for every call (an ask rule); `note` is a plain custom tool (allowed). */
 function setup(

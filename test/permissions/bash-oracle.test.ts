@@ -9,13 +9,13 @@
  * accepted or not, makes the analysis throw.
  */
 import { spawnSync } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { chmodSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "unbash";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { analyzeCommand, denyView, type SimpleCommand } from "../../src/permissions/bash/index.ts";
 import { lex } from "../../src/permissions/bash/lexer.ts";
+import { useTempDir } from "../support/temp.ts";
 import { commandsOf, generateCommand, PROGRAMS, random } from "./bash-oracle-support.ts";
 
 const COUNT = 4000;
@@ -79,8 +79,7 @@ describe("the recogniser agrees with bash parsers on what it accepts", () => {
   });
 
   describe("bash runs exactly the argument lists the recogniser read", () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "skein-oracle-"));
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = useTempDir("skein-oracle-");
 
     it(`for a sample of ${BASH_SAMPLE} accepted commands`, () => {
       const bin = path.join(dir, "bin");

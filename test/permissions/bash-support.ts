@@ -8,12 +8,14 @@ import path from "node:path";
 import { type AgentOptions, createAgent, type SDKResultMessage } from "skein";
 import { scriptedModel } from "skein/testing";
 import { vi } from "vitest";
-import { failureReason, resultFor, resultText, useTempDirs } from "./helpers.ts";
+import { resultFor, resultText } from "../support/results.ts";
+import { useTempDirs } from "../support/temp.ts";
+import { failureReason } from "./helpers.ts";
 
 export const SECRET = "SECRET-VALUE-8213";
 
 export function workspaces(): () => Promise<string> {
-  const tempDir = useTempDirs();
+  const tempDir = useTempDirs("skein-perm-");
   return async () => {
     const ws = await realpath(await tempDir());
     await writeFile(path.join(ws, ".env"), `API_KEY=${SECRET}\n`);

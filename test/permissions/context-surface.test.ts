@@ -9,9 +9,10 @@ import { type AgentEvent, createAgent, createBareAgent, type SDKResultMessage, t
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { expectErrorResult, useTempDirs } from "./helpers.ts";
+import { useTempDirs } from "../support/temp.ts";
+import { expectErrorResult } from "./helpers.ts";
 
-const workspace = useTempDirs();
+const workspace = useTempDirs("skein-perm-");
 
 async function events(stream: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
   const seen: AgentEvent[] = [];

@@ -4,19 +4,12 @@ import path from "node:path";
 import { type AgentOptions, createAgent, createBareAgent } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
-import {
-  countingTool,
-  expectErrorResult,
-  expectOkResult,
-  expectValidTranscript,
-  failureReason,
-  offeredTools,
-  resultFor,
-  resultText,
-  useTempDirs,
-} from "./helpers.ts";
+import { expectValidTranscript, resultFor, resultText } from "../support/results.ts";
+import { useTempDirs } from "../support/temp.ts";
+import { countingTool } from "../support/tools.ts";
+import { expectErrorResult, expectOkResult, failureReason, offeredTools } from "./helpers.ts";
 
-const tempDir = useTempDirs();
+const tempDir = useTempDirs("skein-perm-");
 
 /** A createAgent over a temp workspace whose model makes the given Bash calls, then ends. */
 async function bashRun(commands: string[], options: Partial<AgentOptions> = {}) {

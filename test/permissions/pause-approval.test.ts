@@ -9,15 +9,10 @@ import {
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import {
-  countingTool,
-  expectErrorResult,
-  expectOkResult,
-  expectValidTranscript,
-  rejectionOf,
-  resultText,
-  toolResultsOf,
-} from "./helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { expectValidTranscript, resultText, toolResultsOf } from "../support/results.ts";
+import { countingTool } from "../support/tools.ts";
+import { expectErrorResult, expectOkResult } from "./helpers.ts";
 
 const SECRET = "0123456789abcdef-shared-secret";
 

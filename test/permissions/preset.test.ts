@@ -10,9 +10,9 @@ import {
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { useTempDirs } from "./helpers.ts";
+import { useTempDirs } from "../support/temp.ts";
 
-const tempDir = useTempDirs();
+const tempDir = useTempDirs("skein-perm-");
 
 function customTool(name: string, security?: ToolSecurity) {
   return tool(name, "A custom tool", z.object({}), async () => "ok", {

@@ -12,9 +12,12 @@ import {
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { expectErrorResult, expectValidTranscript, rejectionOf, useTempDirs } from "./helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { expectValidTranscript } from "../support/results.ts";
+import { useTempDirs } from "../support/temp.ts";
+import { expectErrorResult } from "./helpers.ts";
 
-const tempDir = useTempDirs();
+const tempDir = useTempDirs("skein-perm-");
 
 /**
  * `write_marker` asks (an ask rule) and creates a marker file named after its input;

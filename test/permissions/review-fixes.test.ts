@@ -19,19 +19,13 @@ import {
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import {
-  countingTool,
-  expectErrorResult,
-  expectOkResult,
-  expectValidTranscript,
-  failureReason,
-  offeredTools,
-  rejectionOf,
-  resultText,
-  useTempDirs,
-} from "./helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { expectValidTranscript, resultText } from "../support/results.ts";
+import { useTempDirs } from "../support/temp.ts";
+import { countingTool } from "../support/tools.ts";
+import { expectErrorResult, expectOkResult, failureReason, offeredTools } from "./helpers.ts";
 
-const tempDir = useTempDirs();
+const tempDir = useTempDirs("skein-perm-");
 
 const SECRET = "SECRET-TOKEN-4242";
 

@@ -15,9 +15,10 @@ import {
 } from "skein";
 import { type ScriptedTurn, scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
-import { resultText, toolResultsOf, useTempDirs } from "./helpers.ts";
+import { resultText, toolResultsOf } from "../support/results.ts";
+import { useTempDirs } from "../support/temp.ts";
 
-const tempDir = useTempDirs();
+const tempDir = useTempDirs("skein-perm-");
 
 type Call = { id: string; name: string; input: Record<string, unknown> };
 

@@ -2,14 +2,9 @@ import { type AgentOptions, ConfigurationError, createBareAgent, tool } from "sk
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  countingTool,
-  expectErrorResult,
-  expectOkResult,
-  expectValidTranscript,
-  failureReason,
-  offeredTools,
-} from "./helpers.ts";
+import { expectValidTranscript } from "../support/results.ts";
+import { countingTool } from "../support/tools.ts";
+import { expectErrorResult, expectOkResult, failureReason, offeredTools } from "./helpers.ts";
 
 /** One batch of `deploy` calls, one per target, then a closing text turn. */
 function deployRun(targets: string[], permissions: AgentOptions["permissions"]) {

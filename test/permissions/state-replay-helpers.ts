@@ -6,12 +6,11 @@ import {
   ResumeError,
   type RunState,
   type ToolUseBlock,
-  tool,
 } from "skein";
 import { scriptedModel } from "skein/testing";
 import { expect } from "vitest";
-import { z } from "zod";
-import { rejectionOf } from "./helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { countingTool } from "../support/tools.ts";
 
 /*
  * A paused run whose state an attacker edits as JSON before the app resumes it. Everything that
@@ -39,26 +38,17 @@ export interface CallSpec {
 
 /** `safe` runs unasked, `risky` asks (no handler: the run pauses), `ext` waits for the app. */
 export async function pausedBatch(calls: CallSpec[], sessionId?: string) {
+  const safe = countingTool("safe");
+  const risky = countingTool("risky");
   const counts: Counters = {
-    safe: [],
-    risky: [],
+    safe: safe.runs,
+    risky: risky.runs,
     responses: 0,
     before: [],
     after: [],
     results: [],
     approvals: 0,
   };
-  const counting = (name: "safe" | "risky") =>
-    tool(
-      name,
-      `The ${name} tool`,
-      z.object({ target: z.string() }),
-      async ({ target }) => {
-        counts[name].push(target);
-        return `${name} ran on ${target}`;
-      },
-      { ruleContent: (input) => input.target },
-    );
   const ext = defineTool({
     id: "ext",
     parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
@@ -71,7 +61,7 @@ export async function pausedBatch(calls: CallSpec[], sessionId?: string) {
   const model = scriptedModel([{ toolCalls: calls }, { text: "done" }]);
   const options: AgentOptions = {
     model,
-    tools: [counting("safe"), counting("risky"), ext],
+    tools: [safe.tool, risky.tool, ext],
     permissions: { ask: ["risky"] },
     hooks: {
       beforeToolCall: ({ callId }) => {

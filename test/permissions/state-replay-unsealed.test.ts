@@ -2,7 +2,7 @@ import { createBareAgent, defineTool, type RunState, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { resultFor } from "./helpers.ts";
+import { resultFor } from "../support/results.ts";
 import {
   callIn,
   coverTracks,

@@ -1,6 +1,6 @@
 import type { RunState, ToolResultBlock } from "skein";
 import { describe, expect, it } from "vitest";
-import { expectValidTranscript } from "./helpers.ts";
+import { expectValidTranscript } from "../support/results.ts";
 import {
   callIn,
   coverTracks,

@@ -6,21 +6,14 @@
 import { getEventListeners } from "node:events";
 import { AbortError, createBareAgent } from "skein";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  closeServers,
-  echoTool,
-  FAST,
-  PROTOCOLS,
-  relay,
-  serve,
-  sleep,
-  streamModel,
-} from "./helpers.ts";
+import { sleep } from "../support/promises.ts";
+import { closeMockServers } from "../support/servers.ts";
+import { echoTool, FAST, PROTOCOLS, relay, serve, streamModel } from "./helpers.ts";
 
 const relays: { close(): Promise<void> }[] = [];
 afterEach(async () => {
   await Promise.all(relays.splice(0).map((open) => open.close()));
-  await closeServers();
+  await closeMockServers();
 });
 
 // Runs given no signal share one inside skein; Node warns once per signal, so this runs once,
@@ -43,11 +36,11 @@ it("P14: runs without a signal add no listener to a shared one (no MaxListeners 
 describe.each(PROTOCOLS)("$name: abort", (protocol) => {
   const { make } = protocol;
 
+  // A retry wait of ten minutes: only the abort can end this run (else the test's timeout does).
   it("P14a: an abort during the retry wait makes no further attempt", async () => {
-    const server = await serve([{ status: 503, headers: { "retry-after-ms": "5000" } }]);
-    const model = make(server.url, { ...FAST, maxRetryDelayMs: 10_000 });
+    const server = await serve([{ status: 503, headers: { "retry-after-ms": "600000" } }]);
+    const model = make(server.url, { ...FAST, maxRetryDelayMs: 600_000 });
     const controller = new AbortController();
-    const started = performance.now();
     const run = (async () => {
       for await (const event of createBareAgent({ model }).stream("hi", {
         signal: controller.signal,
@@ -56,31 +49,28 @@ describe.each(PROTOCOLS)("$name: abort", (protocol) => {
       }
     })();
     await expect(run).rejects.toBeInstanceOf(AbortError);
-    expect(performance.now() - started).toBeLessThan(1_500);
     await sleep(100);
     expect(server.requests).toHaveLength(1);
   });
 
+  // The stream stalls after its first word, for ever: only the abort can end the run and close
+  // the connection (else the idle watchdog fails the run with another error, or the test times out).
   it("P14b: an abort mid-stream rejects at once and closes the HTTP connection", async () => {
-    const server = await serve([{ text: "a b c d e f g h i j", gapMs: 200 }]);
+    const server = await serve([
+      { text: "a b c d e f g h i j", stallAfter: protocol.afterWords(1) },
+    ]);
     const proxy = await relay(server.url);
     relays.push(proxy);
     const closed = proxy.whenClosed();
     const controller = new AbortController();
-    let abortedAt = 0;
     const agent = createBareAgent({ model: make(proxy.url, FAST) });
     const error = await (async () => {
       for await (const event of agent.stream("hi", { signal: controller.signal })) {
-        if (event.type === "text_delta") {
-          abortedAt = performance.now();
-          controller.abort();
-        }
+        if (event.type === "text_delta") controller.abort();
       }
     })().catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(AbortError);
-    expect(performance.now() - abortedAt).toBeLessThan(150);
     await closed;
-    expect(performance.now() - abortedAt).toBeLessThan(300);
     expect(proxy.closed).toBeGreaterThanOrEqual(1);
     await sleep(50);
     expect(server.requests).toHaveLength(1);

@@ -5,18 +5,11 @@
  */
 import { anthropic, type Message } from "skein";
 import { afterEach, describe, expect, it } from "vitest";
-import { bodies, closeServers, serve, streamModel } from "./helpers.ts";
-import {
-  anthropicReply,
-  anthropicText,
-  closeRawServers,
-  event,
-  firstTurn,
-  rawServer,
-  writeSse,
-} from "./raw-server.ts";
+import { closeMockServers, closeRawServers, rawServer } from "../support/servers.ts";
+import { bodies, serve, streamModel } from "./helpers.ts";
+import { anthropicReply, anthropicText, event, firstTurn, writeSse } from "./raw-server.ts";
 
-afterEach(closeServers);
+afterEach(closeMockServers);
 afterEach(closeRawServers);
 
 async function send(messages: Message[]) {

@@ -6,9 +6,9 @@
 import { createHash } from "node:crypto";
 import { createBareAgent } from "skein";
 import { afterEach, describe, expect, it } from "vitest";
+import { closeMockServers } from "../support/servers.ts";
 import {
   bodies,
-  closeServers,
   collect,
   echoTool,
   FAST,
@@ -18,7 +18,7 @@ import {
   streamModel,
 } from "./helpers.ts";
 
-afterEach(closeServers);
+afterEach(closeMockServers);
 
 describe.each(PROTOCOLS)("$name: conformance", (protocol) => {
   const { make } = protocol;

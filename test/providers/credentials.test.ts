@@ -6,7 +6,8 @@
 import { anthropic, createAgent, createBareAgent, openai, query } from "skein";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../cli/helpers.ts";
-import { closeRawServers, type RawServer, rawServer } from "./raw-server.ts";
+import { useEnv } from "../support/env.ts";
+import { closeRawServers, type RawServer, rawServer } from "../support/servers.ts";
 
 const VARIABLES = [
   "ANTHROPIC_API_KEY",
@@ -15,20 +16,12 @@ const VARIABLES = [
   "OPENAI_BASE_URL",
   "DEEPSEEK_API_KEY",
 ] as const;
-const saved = new Map<string, string | undefined>();
+// Unset for each test (which sets what it needs), and put back after it.
+const setEnv = useEnv();
 beforeEach(() => {
-  for (const name of VARIABLES) {
-    saved.set(name, process.env[name]);
-    delete process.env[name];
-  }
+  for (const name of VARIABLES) setEnv(name, undefined);
 });
-afterEach(async () => {
-  for (const [name, value] of saved) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
-  await closeRawServers();
-});
+afterEach(closeRawServers);
 
 const ANTHROPIC_SECRET = "sk-ant-from-the-environment";
 const OPENAI_SECRET = "sk-openai-from-the-environment";

@@ -5,15 +5,18 @@
  */
 import { anthropic, ConfigurationError, createBareAgent, openai } from "skein";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeServers, collect, echoTool, ofType, PROTOCOLS, serve, sleep } from "./helpers.ts";
+import { sleep } from "../support/promises.ts";
+import { closeMockServers } from "../support/servers.ts";
+import { collect, echoTool, ofType, PROTOCOLS, serve } from "./helpers.ts";
 
-afterEach(closeServers);
+afterEach(closeMockServers);
 
-// An event every 20 ms never lets 2 s of silence pass; only the 300 ms deadline can end it.
-const TRICKLING = { idleTimeoutMs: 2_000, timeoutMs: 2_000, totalTimeoutMs: 300 };
+// An event every 20 ms never lets 10 s of silence pass; only the 1 s deadline can end it. The
+// deadline leaves a busy machine room for the attempt that is not trickling.
+const TRICKLING = { idleTimeoutMs: 10_000, timeoutMs: 10_000, totalTimeoutMs: 1_000 };
 const deadline = {
   name: "APITimeoutError",
-  message: "The model API's reply did not complete within 300 ms (totalTimeoutMs).",
+  message: "The model API's reply did not complete within 1000 ms (totalTimeoutMs).",
 };
 
 describe.each(PROTOCOLS)("$name: totalTimeoutMs", (protocol) => {
@@ -55,9 +58,10 @@ describe.each(PROTOCOLS)("$name: totalTimeoutMs", (protocol) => {
     process.on("unhandledRejection", onRejection);
     try {
       const server = await serve([{ text: "quick" }, { text: "again" }]);
-      const agent = createBareAgent({ model: make(server.url, { totalTimeoutMs: 100 }) });
+      const agent = createBareAgent({ model: make(server.url, { totalTimeoutMs: 1_000 }) });
       const first = await agent.run("hi");
-      await sleep(250);
+      // Past the deadline: one left armed would have fired by now.
+      await sleep(1_100);
       const second = await agent.run("hi");
       expect([first.result, second.result]).toEqual(["quick", "quick"]);
       expect(rejections).toEqual([]);

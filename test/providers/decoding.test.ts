@@ -4,18 +4,10 @@
  */
 import { createBareAgent, ProtocolError } from "skein";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  closeServers,
-  collect,
-  echoTool,
-  FAST,
-  ofType,
-  PROTOCOLS,
-  serve,
-  streamModel,
-} from "./helpers.ts";
+import { closeMockServers } from "../support/servers.ts";
+import { collect, echoTool, FAST, ofType, PROTOCOLS, serve, streamModel } from "./helpers.ts";
 
-afterEach(closeServers);
+afterEach(closeMockServers);
 
 const UNICODE = "naïve café — 日本語 🎉 Ωmega ok";
 

@@ -7,13 +7,14 @@
 import type { ToolResultBlock } from "skein";
 import type { MockScriptRequest } from "skein/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { bodies, closeServers, serve } from "./helpers.ts";
+import { closeMockServers } from "../support/servers.ts";
+import { bodies, serve } from "./helpers.ts";
 
 afterEach(async () => {
   vi.unstubAllEnvs();
   vi.unstubAllGlobals();
   vi.restoreAllMocks();
-  await closeServers();
+  await closeMockServers();
 });
 
 /** The text of every tool result in an Anthropic request body. */

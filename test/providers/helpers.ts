@@ -17,8 +17,9 @@ import {
   type ToolDefinition,
   tool,
 } from "skein";
-import { type MockScript, type MockServer, mockServer } from "skein/testing";
+import type { MockScript, MockServer } from "skein/testing";
 import { z } from "zod";
+import { openMockServer } from "../support/servers.ts";
 
 /** The options both factories accept. */
 export type SharedOptions = Pick<
@@ -80,17 +81,9 @@ export const FAST: SharedOptions = {
 /** A `retry-after-ms` small enough to keep a retrying test fast. */
 export const RETRY_SOON = { "retry-after-ms": "5" };
 
-const open: MockServer[] = [];
-
-/** A mock server closed by `closeServers` (call it in `afterEach`). */
-export async function serve(script: MockScript): Promise<MockServer> {
-  const server = await mockServer({ script });
-  open.push(server);
-  return server;
-}
-
-export async function closeServers(): Promise<void> {
-  await Promise.all(open.splice(0).map((server) => server.close()));
+/** A mock server playing `script`, closed by `closeMockServers` (call it in `afterEach`). */
+export function serve(script: MockScript): Promise<MockServer> {
+  return openMockServer({ script });
 }
 
 /** Runs the agent through `stream()`, collecting every event; the last is the result. */
@@ -196,8 +189,4 @@ export async function relay(target: string): Promise<{
         server.close(() => resolve());
       }),
   };
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,35 +1,25 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { anthropic, createBareAgent, type Model, openai, tool } from "skein";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { closeRawServers, rawServer } from "../support/servers.ts";
+import { chunk, writeSse } from "./raw-server.ts";
 
 // A reply whose first tool call has input that is not JSON and whose second is fine: the
 // providers must not announce the second one early (it would overtake the first), and the
 // engine answers the first as incomplete and runs the second, in call order.
 
-let server: Server | undefined;
-afterEach(() => server?.close());
+afterEach(closeRawServers);
 
 async function serve(
   handler: (path: string, body: { messages: { role: string }[] }) => string,
 ): Promise<string> {
-  server = createServer((request, response) => {
-    let text = "";
-    request.on("data", (chunk) => {
-      text += chunk;
-    });
-    request.on("end", () => {
-      response.writeHead(200, { "content-type": "text/event-stream" });
-      response.end(handler(request.url ?? "", JSON.parse(text)));
-    });
-  });
-  await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const server = await rawServer((request, response) =>
+    writeSse(response, handler(request.url, request.body)),
+  );
+  return server.url;
 }
 
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
-const chunk = (data: unknown) => `data: ${JSON.stringify(data)}\n\n`;
 
 function anthropicReply(first: boolean): string {
   if (!first) {

@@ -5,9 +5,9 @@
  */
 import { createBareAgent } from "skein";
 import { afterEach, describe, expect, it } from "vitest";
+import { closeMockServers } from "../support/servers.ts";
 import {
   bodies,
-  closeServers,
   collect,
   echoTool,
   FAST,
@@ -17,7 +17,7 @@ import {
   streamModel,
 } from "./helpers.ts";
 
-afterEach(closeServers);
+afterEach(closeMockServers);
 
 describe.each(PROTOCOLS)("$name: mid-stream failures", (protocol) => {
   const { make } = protocol;

@@ -1,62 +1,17 @@
 /**
- * A tiny HTTP server on 127.0.0.1 for the bytes the mock server cannot produce: each test writes
- * its answer itself (exact SSE text, a redirect, a stream that never ends). Closed, with every
- * connection still open, by `closeRawServers` (call it in `afterEach`).
+ * The exact SSE text of replies, for tests that write their answer on a raw server (the bytes the
+ * mock server cannot produce). The server itself is `rawServer` of test/support/servers.ts.
  */
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { ServerResponse } from "node:http";
+import type { RawRequest } from "../support/servers.ts";
 
-export interface RawRequest {
-  method: string;
-  url: string;
-  headers: IncomingHttpHeaders;
-  /** The parsed JSON body. */
-  body: any;
-}
-
-export interface RawServer {
-  url: string;
-  requests: RawRequest[];
-}
-
-const open: (() => Promise<void>)[] = [];
-
-/** `answer` writes the response; it may leave it open (the connection is closed at cleanup). */
-export async function rawServer(
-  answer: (request: RawRequest, response: ServerResponse) => void,
-): Promise<RawServer> {
-  const requests: RawRequest[] = [];
-  const server = createServer((incoming, response) => {
-    let text = "";
-    incoming.setEncoding("utf8");
-    incoming.on("data", (chunk: string) => {
-      text += chunk;
-    });
-    incoming.on("end", () => {
-      const request: RawRequest = {
-        method: incoming.method ?? "",
-        url: incoming.url ?? "",
-        headers: incoming.headers,
-        body: text ? JSON.parse(text) : undefined,
-      };
-      requests.push(request);
-      answer(request, response);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  open.push(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests };
-}
-
-export async function closeRawServers(): Promise<void> {
-  await Promise.all(open.splice(0).map((close) => close()));
-}
+// Re-exported for the tests that take the server from here too.
+export {
+  closeRawServers,
+  type RawRequest,
+  type RawServer,
+  rawServer,
+} from "../support/servers.ts";
 
 /** True on the request for the first turn: no assistant message in it yet. */
 export function firstTurn(request: RawRequest): boolean {

@@ -6,14 +6,9 @@
 import { anthropic, createBareAgent, type Message, type Model, openai, tool } from "skein";
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { closeRawServers, type RawServer } from "../support/servers.ts";
 import { collect, streamModel } from "./helpers.ts";
-import {
-  anthropicReply,
-  anthropicText,
-  closeRawServers,
-  openaiText,
-  type RawServer,
-} from "./raw-server.ts";
+import { anthropicReply, anthropicText, openaiText } from "./raw-server.ts";
 import { anthropicSse, eventsOf, fixture, messagesIn, openaiSse, serveTurns } from "./recorded.ts";
 
 afterEach(closeRawServers);

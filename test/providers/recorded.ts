@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { ServerResponse } from "node:http";
-import { type RawServer, rawServer } from "./raw-server.ts";
+import { type RawServer, rawServer } from "../support/servers.ts";
 
 /** The recorded events of a fixture, one JSON text per line. */
 export function fixture(name: string): string[] {

@@ -5,11 +5,12 @@
 import { anthropic, ConfigurationError, createBareAgent, openai, tool } from "skein";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { bodies, closeServers, collect, echoTool, FAST, PROTOCOLS, serve } from "./helpers.ts";
+import { closeMockServers } from "../support/servers.ts";
+import { bodies, collect, echoTool, FAST, PROTOCOLS, serve } from "./helpers.ts";
 
 afterEach(async () => {
   vi.unstubAllEnvs();
-  await closeServers();
+  await closeMockServers();
 });
 
 const unknownOption = (prefix: string, key: string) =>

@@ -5,9 +5,9 @@
 import { createBareAgent, RateLimitError } from "skein";
 import type { MockTurn } from "skein/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import { closeMockServers } from "../support/servers.ts";
 import {
   bodies,
-  closeServers,
   collect,
   FAST,
   ofType,
@@ -17,7 +17,7 @@ import {
   streamModel,
 } from "./helpers.ts";
 
-afterEach(closeServers);
+afterEach(closeMockServers);
 
 describe.each(PROTOCOLS)("$name: retries", (protocol) => {
   const { make } = protocol;
@@ -29,9 +29,7 @@ describe.each(PROTOCOLS)("$name: retries", (protocol) => {
   async function runOnce(turns: MockTurn[], maxRetries = 2) {
     const server = await serve(turns);
     const agent = createBareAgent({ model: make(server.url, { ...FAST, maxRetries }) });
-    const started = performance.now();
-    const run = await collect(agent);
-    return { server, ...run, elapsed: performance.now() - started };
+    return { server, ...(await collect(agent)) };
   }
 
   it("P1: after maxRetries, the result's error names the request id of the last attempt and the attempt count", async () => {
@@ -69,8 +67,9 @@ describe.each(PROTOCOLS)("$name: retries", (protocol) => {
     expect(types.indexOf("retry")).toBeLessThan(types.indexOf("text_delta"));
   });
 
+  // A wait of 30 s would outlast the test's timeout.
   it("P1: retry-after-ms wins over retry-after", async () => {
-    const { events, result, elapsed } = await runOnce([
+    const { events, result } = await runOnce([
       {
         text: "ok",
         status: 429,
@@ -80,7 +79,6 @@ describe.each(PROTOCOLS)("$name: retries", (protocol) => {
     ]);
     expect(result.subtype).toBe("success");
     expect(ofType(events, "retry").map((event) => event.delayMs)).toEqual([20]);
-    expect(elapsed).toBeLessThan(2_000);
   });
 
   it("P1: after maxRetries the run fails with a RateLimitError, status 429", async () => {
@@ -117,8 +115,9 @@ describe.each(PROTOCOLS)("$name: retries", (protocol) => {
     });
   });
 
+  // An hour's wait would outlast the test's timeout.
   it("P2: a retry-after of an hour is not waited for; normal backoff applies", async () => {
-    const { events, result, elapsed } = await runOnce([
+    const { events, result } = await runOnce([
       { text: "ok", status: 429, headers: { "retry-after": "3600" }, times: 1 },
     ]);
     expect(result.subtype).toBe("success");
@@ -126,7 +125,6 @@ describe.each(PROTOCOLS)("$name: retries", (protocol) => {
     // The first backoff step: 500 ms less up to 25 % jitter.
     expect(retry!.delayMs).toBeGreaterThanOrEqual(375);
     expect(retry!.delayMs).toBeLessThanOrEqual(500);
-    expect(elapsed).toBeLessThan(2_000);
   });
 
   it("P2: an HTTP-date far in the future is capped the same way", async () => {

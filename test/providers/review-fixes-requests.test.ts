@@ -7,23 +7,22 @@ import { getEventListeners } from "node:events";
 import { createServer } from "node:net";
 import { createBareAgent, defineTool, openai } from "skein";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { closeServers, collect, echoTool, FAST, PROTOCOLS, serve } from "./helpers.ts";
+import { closeMockServers, closeRawServers, rawServer } from "../support/servers.ts";
+import { collect, echoTool, FAST, PROTOCOLS, serve } from "./helpers.ts";
 import {
   anthropicReply,
   anthropicText,
   anthropicTool,
   chunk,
-  closeRawServers,
   DONE,
   event,
   firstTurn,
-  rawServer,
   writeSse,
 } from "./raw-server.ts";
 
 afterEach(async () => {
   vi.unstubAllGlobals();
-  await Promise.all([closeServers(), closeRawServers()]);
+  await Promise.all([closeMockServers(), closeRawServers()]);
 });
 
 const [ANTHROPIC, OPENAI] = PROTOCOLS as [(typeof PROTOCOLS)[0], (typeof PROTOCOLS)[0]];

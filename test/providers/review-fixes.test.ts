@@ -5,30 +5,22 @@
  */
 import { createBareAgent } from "skein";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeServers, collect, echoTool, FAST, PROTOCOLS, serve, streamModel } from "./helpers.ts";
+import { closeMockServers, closeRawServers, rawServer } from "../support/servers.ts";
+import { collect, echoTool, FAST, PROTOCOLS, serve, streamModel } from "./helpers.ts";
 import {
   anthropicReply,
   anthropicText,
   anthropicTool,
-  closeRawServers,
   DONE,
   firstTurn,
   openaiCalls,
   openaiText,
-  rawServer,
   writeSse,
 } from "./raw-server.ts";
 
 afterEach(async () => {
-  await Promise.all([closeServers(), closeRawServers()]);
+  await Promise.all([closeMockServers(), closeRawServers()]);
 });
-
-/** Runs `run` and how long it took, in ms (checks for a hang, not for speed). */
-async function timed<T>(run: () => Promise<T>): Promise<{ value: T; elapsed: number }> {
-  const started = Date.now();
-  const value = await run();
-  return { value, elapsed: Date.now() - started };
-}
 
 /** A full text reply of each protocol, ending with its stop event. */
 const textReply = {
@@ -42,21 +34,21 @@ const callPath = { anthropic: "/v1/messages", openai: "/v1/chat/completions" };
 describe.each(PROTOCOLS)("$name: review fixes, transport", (protocol) => {
   const { make, name } = protocol;
 
+  // The body stalls for ever: only the idle watchdog can end the run (else the test's timeout does).
   it("an error status whose body stalls ends within idleTimeoutMs with a typed error", async () => {
     const server = await serve([{ status: 500, stallAfter: 0 }]);
     const agent = createBareAgent({
       model: make(server.url, { ...FAST, idleTimeoutMs: 150, maxRetries: 0 }),
     });
-    const { value, elapsed } = await timed(() => collect(agent));
-    expect(value.result.subtype).toBe("error_during_execution");
-    expect(value.result.error).toMatchObject({
+    const { result } = await collect(agent);
+    expect(result.subtype).toBe("error_during_execution");
+    expect(result.error).toMatchObject({
       name: "InternalServerError",
       status: 500,
       attempts: 1,
     });
-    expect(elapsed).toBeLessThan(1_500);
     expect(server.requests).toHaveLength(1);
-  }, 5_000);
+  });
 
   it("a 1 MB error body is capped: the error's message stays short", async () => {
     const huge = JSON.stringify({ error: { type: "api_error", message: "x".repeat(1 << 20) } });
@@ -112,6 +104,8 @@ describe.each(PROTOCOLS)("$name: review fixes, transport", (protocol) => {
     expect(result.result).not.toBe("stolen");
   });
 
+  // An index of 4,294,967,294 taken as an array length would not end (or not end well): the
+  // test's timeout catches a hang.
   it("a hostile index fails fast with a ProtocolError", async () => {
     const hostile =
       name === "anthropic"
@@ -132,9 +126,8 @@ describe.each(PROTOCOLS)("$name: review fixes, transport", (protocol) => {
       model: make(server.url, { ...FAST, maxRetries: 2 }),
       tools: [echoTool(seen)],
     });
-    const { value, elapsed } = await timed(() => collect(agent));
-    expect(value.result.error?.name).toBe("ProtocolError");
-    expect(elapsed).toBeLessThan(1_000);
+    const { result } = await collect(agent);
+    expect(result.error?.name).toBe("ProtocolError");
     expect(server.requests).toHaveLength(1);
     expect(seen).toEqual([]);
   });

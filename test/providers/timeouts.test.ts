@@ -6,18 +6,11 @@
 import { createBareAgent } from "skein";
 import { mockServer } from "skein/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  closeServers,
-  collect,
-  FAST,
-  ofType,
-  PROTOCOLS,
-  type SharedOptions,
-  serve,
-  sleep,
-} from "./helpers.ts";
+import { sleep } from "../support/promises.ts";
+import { closeMockServers } from "../support/servers.ts";
+import { collect, FAST, ofType, PROTOCOLS, type SharedOptions, serve } from "./helpers.ts";
 
-afterEach(closeServers);
+afterEach(closeMockServers);
 
 describe.each(PROTOCOLS)("$name: timeouts and connections", (protocol) => {
   const { make } = protocol;
@@ -30,8 +23,9 @@ describe.each(PROTOCOLS)("$name: timeouts and connections", (protocol) => {
     return { server, ...run, elapsed: performance.now() - started };
   }
 
+  // The server never answers: only the timeout can end these runs (else the test's timeout does).
   it("P5: headers that never come: timeoutMs fires, is retried, and ends as APITimeoutError", async () => {
-    const { server, events, result, elapsed } = await agentRun([{ hang: true }], {
+    const { server, events, result } = await agentRun([{ hang: true }], {
       timeoutMs: 100,
       maxRetries: 1,
     });
@@ -42,7 +36,6 @@ describe.each(PROTOCOLS)("$name: timeouts and connections", (protocol) => {
     expect(server.requests).toHaveLength(2);
     expect(ofType(events, "retry").map((event) => event.error)).toEqual([timeout]);
     expect(result).toMatchObject({ subtype: "error_during_execution", error: timeout });
-    expect(elapsed).toBeLessThan(2_000);
   });
 
   it("P5: a slow first byte within timeoutMs is fine", async () => {
@@ -104,13 +97,14 @@ describe.each(PROTOCOLS)("$name: timeouts and connections", (protocol) => {
     });
   });
 
+  // Gaps of a fifth of the watchdog's time (room for a busy machine), adding up to more than it.
   it("P9: every payload event re-arms the watchdog: slow but steady streams finish", async () => {
     const { result, elapsed } = await agentRun(
-      [{ text: "one two three four five six seven eight nine ten", gapMs: 40 }],
-      { idleTimeoutMs: 300 },
+      [{ text: "one two three four five six", gapMs: 150 }],
+      { idleTimeoutMs: 750 },
     );
-    expect(result.result).toBe("one two three four five six seven eight nine ten");
-    expect(elapsed).toBeGreaterThan(300);
+    expect(result.result).toBe("one two three four five six");
+    expect(elapsed).toBeGreaterThan(750);
   });
 
   it("P9: no late timeout after a completed run, and no timer left behind", async () => {
@@ -121,36 +115,37 @@ describe.each(PROTOCOLS)("$name: timeouts and connections", (protocol) => {
       const timers = () =>
         process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length;
       const server = await serve(() => ({ text: "done" }));
-      const model = make(server.url, { ...FAST, timeoutMs: 80, idleTimeoutMs: 80 });
+      const model = make(server.url, { ...FAST, timeoutMs: 500, idleTimeoutMs: 500 });
       const agent = createBareAgent({ model });
       await agent.run("warm up");
       await sleep(150);
       const before = timers();
       for (let run = 0; run < 5; run++) expect((await agent.run("hi")).result).toBe("done");
       expect(timers()).toBeLessThanOrEqual(before);
-      await sleep(200);
+      // Past both limits: a timer left armed would have fired by now.
+      await sleep(600);
       expect(rejections).toEqual([]);
     } finally {
       process.off("unhandledRejection", onRejection);
     }
   });
 
+  // The stall never ends: only the watchdog can end these runs (else the test's timeout does).
   it.each([
     ["comments", 20],
     ["pings", { everyMs: 20, kind: "ping" as const }],
   ])(
     "P10: keep-alive %s during a stall do not reset the idle watchdog",
     async (_kind, keepAlive) => {
-      const { server, result, elapsed } = await agentRun(
-        [{ text: "never", stallAfter: 0, keepAlive }],
-        { idleTimeoutMs: 150, maxRetries: 0 },
-      );
+      const { server, result } = await agentRun([{ text: "never", stallAfter: 0, keepAlive }], {
+        idleTimeoutMs: 150,
+        maxRetries: 0,
+      });
       expect(server.requests).toHaveLength(1);
       expect(result.error).toMatchObject({
         name: "APITimeoutError",
         message: "The model API sent nothing for 150 ms.",
       });
-      expect(elapsed).toBeLessThan(1_000);
     },
   );
 

@@ -2,15 +2,9 @@ import { AbortError, createBareAgent, defineTool, type Model, tool } from "skein
 import { type ScriptedTurn, scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  deferred,
-  drain,
-  expectValidTranscript,
-  Gates,
-  noEager,
-  resultText,
-  toolResultsOf,
-} from "./helpers.ts";
+import { deferred } from "../support/promises.ts";
+import { expectValidTranscript, resultText, toolResultsOf } from "../support/results.ts";
+import { drain, Gates, noEager } from "./helpers.ts";
 
 /**
  * Three calls: `a` and `b` are safe and overlap; `c` is unsafe, so it waits for both. `a` is let

@@ -2,7 +2,8 @@ import { type AgentEvent, createBareAgent, type ToolBatchPolicy, type ToolCall, 
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { collect, resultText, toolResultsOf } from "./helpers.ts";
+import { resultText, toolResultsOf } from "../support/results.ts";
+import { collect } from "./helpers.ts";
 
 function setup(policy: ToolBatchPolicy) {
   const trace: string[] = [];

@@ -3,13 +3,12 @@ import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
-  collect,
   expectValidTranscript,
-  labels,
   resultText,
   toolResultsOf,
   toolUseIds,
-} from "./helpers.ts";
+} from "../support/results.ts";
+import { collect, labels } from "./helpers.ts";
 
 function counter() {
   const runs: number[] = [];

@@ -2,7 +2,8 @@ import { type AgentOptions, createBareAgent, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { drain, Gates, lastResults, noEager, toolResultsOf } from "./helpers.ts";
+import { lastResults, toolResultsOf } from "../support/results.ts";
+import { drain, Gates, noEager } from "./helpers.ts";
 
 type Safety = "yes" | "no" | "throw";
 

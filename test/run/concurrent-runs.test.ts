@@ -2,7 +2,8 @@ import { createBareAgent, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { expectValidTranscript, Gates, resultText, toolResultsOf } from "./helpers.ts";
+import { expectValidTranscript, resultText, toolResultsOf } from "../support/results.ts";
+import { Gates } from "./helpers.ts";
 
 describe("one agent, several runs at once", () => {
   it("keeps each run's transcript, ids and results apart", async () => {

@@ -13,18 +13,14 @@ import {
 } from "skein";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { type Deferred, deferred } from "../support/promises.ts";
 import {
-  type Deferred,
-  deferred,
-  drain,
   expectValidTranscript,
-  Gates,
-  label,
-  noEager,
   resultText,
   toolResultsOf,
   toolUseIds,
-} from "./helpers.ts";
+} from "../support/results.ts";
+import { drain, Gates, label, noEager } from "./helpers.ts";
 
 /*
  * Eager execution (DESIGN decision 5 and the bullets on `tool_call`): as each tool_use block

@@ -2,7 +2,8 @@ import { type AgentEvent, type CustomEvent, createBareAgent, defineTool, tool } 
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { collect, labels, resultText, toolResultsOf } from "./helpers.ts";
+import { resultText, toolResultsOf } from "../support/results.ts";
+import { collect, labels } from "./helpers.ts";
 
 type ToolEnd = Extract<AgentEvent, { type: "tool_end" }>;
 const toolEnds = (events: AgentEvent[]) =>

@@ -1,21 +1,5 @@
-import type { AgentEvent, ContentBlock, Message, SDKResultMessage, ToolResultBlock } from "skein";
-import { expect } from "vitest";
-
-export interface Deferred<T> {
-  promise: Promise<T>;
-  resolve(value: T): void;
-  reject(error: unknown): void;
-}
-
-export function deferred<T = void>(): Deferred<T> {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
+import type { AgentEvent, SDKResultMessage } from "skein";
+import { type Deferred, deferred } from "../support/promises.ts";
 
 /**
  * Lets every promise chain that can move, move. Used only to show that something has NOT
@@ -137,50 +121,6 @@ export function label(event: AgentEvent): string {
 
 export function labels(events: AgentEvent[]): string[] {
   return events.map(label);
-}
-
-export function toolResultsOf(message: Message | undefined): ToolResultBlock[] {
-  if (!message || typeof message.content === "string") return [];
-  return message.content.filter((block): block is ToolResultBlock => block.type === "tool_result");
-}
-
-/** The tool_result blocks of the last message of a transcript. */
-export function lastResults(messages: Message[]): ToolResultBlock[] {
-  return toolResultsOf(messages.at(-1));
-}
-
-/** The text of a tool_result block's content. */
-export function resultText(block: ToolResultBlock | undefined): string {
-  if (!block) return "";
-  if (typeof block.content === "string") return block.content;
-  return block.content.map((part) => (part.type === "text" ? part.text : "")).join("");
-}
-
-export function toolUseIds(message: Message | undefined): string[] {
-  if (!message || typeof message.content === "string") return [];
-  return message.content
-    .filter((block: ContentBlock) => block.type === "tool_use")
-    .map((block) => (block as { id: string }).id);
-}
-
-/**
- * Every tool_use of an assistant message is answered exactly once, in order, by the user message
- * that follows it; no tool_result answers anything else.
- */
-export function expectValidTranscript(messages: Message[]): void {
-  messages.forEach((message, index) => {
-    if (message.role !== "assistant") return;
-    const ids = toolUseIds(message);
-    if (ids.length === 0) return;
-    const answers = toolResultsOf(messages[index + 1]).map((block) => block.tool_use_id);
-    expect(answers, `answers to message ${index}`).toEqual(ids);
-  });
-  const allIds = messages.flatMap((message) => toolUseIds(message));
-  expect(new Set(allIds).size, "tool_use ids are unique").toBe(allIds.length);
-  const answered = messages.flatMap((message) =>
-    toolResultsOf(message).map((block) => block.tool_use_id),
-  );
-  expect(answered.sort()).toEqual([...allIds].sort());
 }
 
 /**

@@ -2,7 +2,8 @@ import { type AgentEvent, type AgentHooks, createBareAgent, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { collect, labels, resultText, toolResultsOf } from "./helpers.ts";
+import { resultText, toolResultsOf } from "../support/results.ts";
+import { collect, labels } from "./helpers.ts";
 
 function setup(hooks: AgentHooks, calls = [{ id: "c1", input: { n: 1 } as unknown }]) {
   const handled: unknown[] = [];

@@ -2,7 +2,8 @@ import { createBareAgent, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { deferred, expectValidTranscript, resultText, toolResultsOf } from "./helpers.ts";
+import { deferred } from "../support/promises.ts";
+import { expectValidTranscript, resultText, toolResultsOf } from "../support/results.ts";
 
 describe("a batch of 500 calls", () => {
   for (const mode of ["safe", "all"] as const) {

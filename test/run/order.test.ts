@@ -2,15 +2,8 @@ import { createBareAgent, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  collect,
-  Gates,
-  labels,
-  lastResults,
-  noEager,
-  OverlapMeter,
-  resultText,
-} from "./helpers.ts";
+import { lastResults, resultText } from "../support/results.ts";
+import { collect, Gates, labels, noEager, OverlapMeter } from "./helpers.ts";
 
 /**
  * Three calls whose handlers finish in reverse order (c, b, a), with every hook traced. With

@@ -2,7 +2,8 @@ import { type AgentOptions, createBareAgent, defineTool, type RunState, tool } f
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { collect, expectValidTranscript, labels, resultText, toolResultsOf } from "./helpers.ts";
+import { expectValidTranscript, resultText, toolResultsOf } from "../support/results.ts";
+import { collect, labels } from "./helpers.ts";
 
 /** The same options give both agents: the first pauses, a new one resumes from the JSON state. */
 function setup() {

@@ -2,7 +2,8 @@ import { type ConcurrencyMode, createBareAgent, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { drain, Gates, toolResultsOf } from "./helpers.ts";
+import { toolResultsOf } from "../support/results.ts";
+import { drain, Gates } from "./helpers.ts";
 
 const input = z.object({ id: z.string(), keys: z.array(z.string()) });
 

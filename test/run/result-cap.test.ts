@@ -2,7 +2,8 @@ import { type AgentEvent, createBareAgent, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { collect, resultText, toolResultsOf } from "./helpers.ts";
+import { resultText, toolResultsOf } from "../support/results.ts";
+import { collect } from "./helpers.ts";
 
 type ToolEnd = Extract<AgentEvent, { type: "tool_end" }>;
 

@@ -8,7 +8,9 @@ import {
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { collect, deferred, drain, expectValidTranscript, labels, noEager } from "./helpers.ts";
+import { deferred } from "../support/promises.ts";
+import { expectValidTranscript } from "../support/results.ts";
+import { collect, drain, labels, noEager } from "./helpers.ts";
 
 const ping = tool("ping", "Ping", z.object({}), async () => "pong");
 

@@ -2,7 +2,7 @@ import { type AgentOptions, createBareAgent, defineTool, type RunState, tool } f
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { expectValidTranscript } from "./helpers.ts";
+import { expectValidTranscript } from "../support/results.ts";
 
 /** Turn 1 runs a tool whose details and progress are not JSON; turn 2 pauses on an external call. */
 function pausingAfterOddDetails() {

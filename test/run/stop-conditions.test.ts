@@ -2,7 +2,8 @@ import { createBareAgent, type ToolResult, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { Gates, resultText, toolResultsOf } from "./helpers.ts";
+import { resultText, toolResultsOf } from "../support/results.ts";
+import { Gates } from "./helpers.ts";
 
 /** A tool that returns whatever result the call asks for, after the test releases it. */
 function returning(gates?: Gates) {

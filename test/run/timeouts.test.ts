@@ -2,15 +2,9 @@ import { createBareAgent, defineTool, ToolTimeoutError, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import {
-  collect,
-  deferred,
-  drain,
-  expectValidTranscript,
-  labels,
-  resultText,
-  toolResultsOf,
-} from "./helpers.ts";
+import { deferred } from "../support/promises.ts";
+import { expectValidTranscript, resultText, toolResultsOf } from "../support/results.ts";
+import { collect, drain, labels } from "./helpers.ts";
 
 /** A handler that ignores its signal and settles only when the test says so (B2). */
 function stubborn() {

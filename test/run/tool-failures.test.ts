@@ -2,7 +2,8 @@ import { createBareAgent, defineTool, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { expectValidTranscript, Gates, resultText, toolResultsOf } from "./helpers.ts";
+import { expectValidTranscript, resultText, toolResultsOf } from "../support/results.ts";
+import { Gates } from "./helpers.ts";
 
 /** Runs one batch of calls and returns the tool_result blocks the model got next, and the result. */
 async function batch(

@@ -17,7 +17,8 @@ import {
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { collect, deferred } from "./helpers.ts";
+import { deferred } from "../support/promises.ts";
+import { collect } from "./helpers.ts";
 
 function types(events: AgentEvent[]): string[] {
   return events.map((event) => event.type);

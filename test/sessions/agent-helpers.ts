@@ -1,25 +1,6 @@
-// Helpers of the in-process session tests: a store that fails on demand, workspaces, rejections.
-import { mkdtempSync, realpathSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// Helpers of the in-process session tests: a store that fails on demand, entries, counting tools.
 import Database from "better-sqlite3";
-import { memoryStore, type SessionStore, tool } from "skein";
-import { z } from "zod";
-
-/** What a rejected promise rejected with (fails the test if it resolved). */
-export async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error("expected a rejection, but the promise resolved");
-}
-
-/** A new empty directory, by its real path (the workspace root is canonical). */
-export function tempWorkspace(prefix = "skein-sessions-"): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)));
-}
+import { memoryStore, type SessionStore } from "skein";
 
 export async function lastSeqOf(store: SessionStore, sessionId: string): Promise<number> {
   return (await store.read(sessionId)).length;
@@ -68,22 +49,6 @@ export function failingStore(failWhen: FailWhen): SessionStore & {
     delete: (sessionId) => inner.delete(sessionId),
     close: () => inner.close(),
   };
-}
-
-/** A tool that counts its runs, by call id. */
-export function countingTool(name = "charge", options: { idempotent?: boolean } = {}) {
-  const runs: string[] = [];
-  const definition = tool(
-    name,
-    `The ${name} tool`,
-    z.object({ target: z.string() }),
-    async ({ target }, ctx) => {
-      runs.push(ctx.callId);
-      return `${name} done for ${target}`;
-    },
-    options,
-  );
-  return { tool: definition, runs };
 }
 
 /** Edits one stored entry of a SQLite session file in place, as someone with the file could. */

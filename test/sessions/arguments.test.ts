@@ -1,24 +1,14 @@
 // Bad arguments to every store: clear ConfigurationErrors as rejections, and nothing written.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigurationError, memoryStore, type SessionStore, SessionStoreError } from "skein";
 import { postgresStore } from "skein/postgres";
 import { sqliteStore } from "skein/sqlite";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startPostgres, type ThrowawayPostgres } from "../support/postgres.ts";
+import { describe, expect, test } from "vitest";
+import { useThrowawayPostgres } from "../support/postgres.ts";
+import { useTempDir } from "../support/temp.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "skein-sqlite-arguments-"));
-let server: ThrowawayPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-  const { initdbMs, startMs } = server.timings;
-  console.log(`throwaway Postgres: initdb ${initdbMs} ms, start ${startMs} ms`);
-}, 120_000);
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await server?.stop();
-}, 60_000);
+const dir = useTempDir("skein-sqlite-arguments-");
+const postgres = useThrowawayPostgres();
 
 let opened = 0;
 const kinds: [string, () => SessionStore][] = [
@@ -26,7 +16,7 @@ const kinds: [string, () => SessionStore][] = [
   ["sqliteStore", () => sqliteStore({ path: join(dir, `store-${++opened}.db`) })],
   [
     "postgresStore",
-    () => postgresStore({ connectionString: server!.url, schema: `arguments_${++opened}` }),
+    () => postgresStore({ connectionString: postgres().url, schema: `arguments_${++opened}` }),
   ],
 ];
 

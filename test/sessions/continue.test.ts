@@ -17,10 +17,13 @@ import {
 import { sqliteStore } from "skein/sqlite";
 import { scriptedModel } from "skein/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { expectValidTranscript } from "../run/helpers.ts";
-import { countingTool, lastSeqOf, rejectionOf, tempWorkspace } from "./agent-helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { expectValidTranscript } from "../support/results.ts";
+import { makeTempDir } from "../support/temp.ts";
+import { countingTool } from "../support/tools.ts";
+import { lastSeqOf } from "./agent-helpers.ts";
 
-const dir = tempWorkspace("skein-continue-");
+const dir = makeTempDir("skein-continue-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const stores: [string, () => SessionStore][] = [
@@ -31,7 +34,7 @@ const stores: [string, () => SessionStore][] = [
 describe.each(stores)("continuing with %s", (_, open) => {
   it("two runs with one sessionId: the second sends the whole transcript, then the new prompt", async () => {
     const store = open();
-    const charge = countingTool();
+    const charge = countingTool("charge");
     const model = scriptedModel([
       { toolCalls: [{ id: "c1", name: "charge", input: { target: "order-7" } }] },
       { text: "Charged order 7." },
@@ -58,7 +61,7 @@ describe.each(stores)("continuing with %s", (_, open) => {
     const start = events[0] as Extract<AgentEvent, { type: "run_start" }>;
     expect(start.checkpointId).toBe(second.checkpointId);
     expect(second.checkpointId).not.toBe(first.checkpointId);
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
     const loaded = await loadSession(store, "chat-1");
     expect(loaded?.checkpoints).toEqual([
       { id: first.checkpointId, prompt: "Charge order 7." },
@@ -84,7 +87,7 @@ describe.each(stores)("continuing with %s", (_, open) => {
 
   it("a new run on a paused session rejects SessionError unfinished and writes nothing", async () => {
     const store = open();
-    const charge = countingTool();
+    const charge = countingTool("charge");
     const model = scriptedModel([
       { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
       { text: "done" },
@@ -106,7 +109,7 @@ describe.each(stores)("continuing with %s", (_, open) => {
     // Resumed, the session is idle again and takes new runs.
     const resumed = await agent.resume({ sessionId: "paused-1" }, { approvals: { c1: true } });
     expect(resumed.subtype).toBe("success");
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
     const idle = await rejectionOf(agent.resume({ sessionId: "paused-1" }));
     expect(idle).toBeInstanceOf(ResumeError);
     expect(idle.message).toContain("nothing to resume");
@@ -204,7 +207,7 @@ describe("runData (what Read saw) across the runs of a session", () => {
     ]);
 
   it("Read in run 1, Edit in run 2 by another agent with the same approvalSecret (a new process)", async () => {
-    const cwd = tempWorkspace();
+    const cwd = makeTempDir("skein-sessions-");
     writeFileSync(join(cwd, "notes.md"), "a draft\n");
     const path = join(cwd, "sessions.db");
     const model = readThenEdit();
@@ -224,7 +227,7 @@ describe("runData (what Read saw) across the runs of a session", () => {
   });
 
   it("with another approvalSecret the stored records do not hold: Edit asks for a Read first", async () => {
-    const cwd = tempWorkspace();
+    const cwd = makeTempDir("skein-sessions-");
     writeFileSync(join(cwd, "notes.md"), "a draft\n");
     const store = memoryStore();
     const model = readThenEdit();

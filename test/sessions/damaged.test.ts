@@ -14,21 +14,17 @@ import {
 import { sqliteStore } from "skein/sqlite";
 import { scriptedModel } from "skein/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  countingTool,
-  editSqliteRow,
-  entryTypes,
-  lastSeqOf,
-  rejectionOf,
-  tempWorkspace,
-} from "./agent-helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { makeTempDir } from "../support/temp.ts";
+import { countingTool } from "../support/tools.ts";
+import { editSqliteRow, entryTypes, lastSeqOf } from "./agent-helpers.ts";
 
-const dir = tempWorkspace("skein-damaged-");
+const dir = makeTempDir("skein-damaged-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A store holding one finished run of session "s" (7 entries), and its agent. */
 async function finishedSession(store: SessionStore) {
-  const charge = countingTool();
+  const charge = countingTool("charge");
   const model = scriptedModel([
     { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
     { text: "Charged." },
@@ -66,7 +62,7 @@ describe("a torn last entry is skipped, and the next append goes after it", () =
   it("sqliteStore: the last row truncated by hand (an interrupted run still recovers)", async () => {
     const path = join(dir, "torn.db");
     const store = sqliteStore({ path });
-    const charge = countingTool();
+    const charge = countingTool("charge");
     // A run that stopped after its reply (the store failed on the started marker).
     const model = scriptedModel([
       { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
@@ -103,7 +99,7 @@ describe("a torn last entry is skipped, and the next append goes after it", () =
     expect(resumed.subtype).toBe("success");
     expect(resumed.result).toBe("Recovered.");
     // The torn marker does not count: the call never started, so it ran now, once.
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
     const rows = await reopened.read("s");
     expect(rows[2]!.data).toBe('{"type":"sta');
     expect(rows.slice(3).map((row) => [row.seq, JSON.parse(row.data).type])).toEqual([
@@ -155,7 +151,7 @@ describe.each([
       ["s", 7],
     ]);
     expect(model.requests).toHaveLength(2);
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
     await reopened.close();
   });
 });

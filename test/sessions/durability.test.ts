@@ -1,34 +1,12 @@
 // kill -9 and racing processes, against SQLite files and a real Postgres: the log stays whole.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startPostgres, type ThrowawayPostgres } from "../support/postgres.ts";
-import { type ChildStore, openChildStore, startChild } from "./helpers.ts";
+import { describe, expect, test } from "vitest";
+import { openChildStore, startChild, useChildBackings } from "./helpers.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "skein-durability-"));
-let server: ThrowawayPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-  const { initdbMs, startMs } = server.timings;
-  console.log(`throwaway Postgres: initdb ${initdbMs} ms, start ${startMs} ms`);
-}, 120_000);
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await server?.stop();
-}, 60_000);
+const { backings } = useChildBackings("skein-durability-");
 
 const BATCH = 3;
 const ROUNDS = 3;
 const RACE_COUNT = 150;
-
-const backings: [string, (name: string) => ChildStore][] = [
-  ["sqliteStore (a real file)", (name) => ({ kind: "sqlite", path: join(dir, `${name}.db`) })],
-  [
-    "postgresStore (a real server)",
-    (name) => ({ kind: "postgres", url: server!.url, schema: name }),
-  ],
-];
 
 const acked = (lines: string[]) =>
   lines.filter((line) => line.startsWith("ack ")).map((line) => Number(line.slice(4)));

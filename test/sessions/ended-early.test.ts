@@ -4,8 +4,8 @@ import { anthropic, createBareAgent, loadSession, memoryStore, tool } from "skei
 import { mockServer, scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { expectValidTranscript } from "../run/helpers.ts";
-import { rejectionOf } from "./agent-helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { expectValidTranscript } from "../support/results.ts";
 
 describe("an aborted run", () => {
   it("ends in the log after its cancelled results: the session is idle and the next request valid", async () => {

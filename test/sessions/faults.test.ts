@@ -4,14 +4,15 @@ import { createBareAgent, loadSession, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { countingTool, entryTypes, type FailWhen, failingStore } from "./agent-helpers.ts";
+import { countingTool } from "../support/tools.ts";
+import { entryTypes, type FailWhen, failingStore } from "./agent-helpers.ts";
 
 const diskFull = () => new Error("ENOSPC: no space left on device");
 
 /** A one-call run (charge c1, then a final answer) on a store that fails as `failWhen` says. */
 function setup(failWhen: FailWhen, extra: { ask?: boolean } = {}) {
   const store = failingStore(failWhen);
-  const charge = countingTool();
+  const charge = countingTool("charge");
   const before: string[] = [];
   const model = scriptedModel([
     { toolCalls: [{ id: "c1", name: "charge", input: { target: "order-7" } }] },
@@ -48,7 +49,7 @@ describe("a store that throws", () => {
       expect(store.attempts[0]).toEqual(["input"]);
       expect(store.attempts.slice(0, times + 1).every((a) => a.join() === "input")).toBe(true);
       expect(await entryTypes(store, "s")).toEqual(NORMAL_LOG);
-      expect(charge.runs).toEqual(["c1"]);
+      expect(charge.callIds).toEqual(["c1"]);
     },
   );
 
@@ -67,7 +68,7 @@ describe("a store that throws", () => {
     const { store, charge, before, model, agent } = setup(onType("reply"));
     const result = await agent.run("Charge order 7.", { sessionId: "s" });
     expect(result.error?.name).toBe("SessionStoreError");
-    expect([before, charge.runs]).toEqual([[], []]);
+    expect([before, charge.callIds]).toEqual([[], []]);
     expect(model.requests).toHaveLength(1);
     expect(store.attempts.slice(1)).toEqual([["reply"], ["reply"], ["reply"]]);
     expect(await entryTypes(store, "s")).toEqual(["input"]);
@@ -78,7 +79,7 @@ describe("a store that throws", () => {
     const result = await agent.run("Charge order 7.", { sessionId: "s" });
     expect(result.subtype).toBe("error_during_execution");
     expect(result.error?.name).toBe("SessionStoreError");
-    expect(charge.runs).toEqual([]);
+    expect(charge.callIds).toEqual([]);
     expect(model.requests).toHaveLength(1);
     expect(store.attempts.filter((a) => a.includes("started"))).toHaveLength(3);
     expect(store.attempts.at(-1)).toContain("started");
@@ -90,7 +91,7 @@ describe("a store that throws", () => {
     const result = await agent.run("Charge order 7.", { sessionId: "s" });
     expect(result.subtype).toBe("error_during_execution");
     expect(result.error?.name).toBe("SessionStoreError");
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
     expect(model.requests).toHaveLength(1);
     // Fail closed: after the failed write nothing else was tried (no end entry).
     expect(store.attempts.at(-1)).toContain("result");
@@ -100,7 +101,7 @@ describe("a store that throws", () => {
     // The store works again: resume recovers the run; the started call is outcome unknown.
     const resumed = await agent.resume({ sessionId: "s" });
     expect(resumed.subtype).toBe("success");
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
     const call = resumed.steps[0]!.toolCalls[0]!;
     expect(call.isError).toBe(true);
     expect(String(call.result.content)).toContain("outcome unknown");
@@ -113,7 +114,7 @@ describe("a store that throws", () => {
     expect(result.subtype).toBe("error_during_execution");
     expect(result.error?.name).toBe("SessionStoreError");
     expect(result.state).toBeDefined();
-    expect(charge.runs).toEqual([]);
+    expect(charge.callIds).toEqual([]);
   });
 
   it("an append that committed but whose answer was lost: the retry finds it there, nothing twice", async () => {
@@ -127,7 +128,7 @@ describe("a store that throws", () => {
           throw new Error("connection reset after commit");
       },
     };
-    const charge = countingTool();
+    const charge = countingTool("charge");
     const model = scriptedModel([
       { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
       { text: "Charged." },
@@ -135,7 +136,7 @@ describe("a store that throws", () => {
     const agent = createBareAgent({ model, tools: [charge.tool], sessionStore: store });
     const result = await agent.run("Charge a.", { sessionId: "s" });
     expect(result.subtype).toBe("success");
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
     expect(await entryTypes(inner, "s")).toEqual(NORMAL_LOG);
   });
 
@@ -144,7 +145,7 @@ describe("a store that throws", () => {
     const store = failingStore(({ types }) =>
       failResults && types.includes("result") ? diskFull() : undefined,
     );
-    const charge = countingTool();
+    const charge = countingTool("charge");
     const model = scriptedModel([
       {
         toolCalls: [
@@ -165,7 +166,7 @@ describe("a store that throws", () => {
     failResults = true;
     const failed = await agent.resume({ sessionId: "s" }, { approvals: { c1: true, c2: true } });
     expect(failed.error?.name).toBe("SessionStoreError");
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
     failResults = false;
 
     // c1 started and has no result: outcome unknown. c2 never started: the approval given
@@ -175,7 +176,7 @@ describe("a store that throws", () => {
     expect(again.pending?.map((call) => call.id)).toEqual(["c2"]);
     const final = await agent.resume({ sessionId: "s" }, { approvals: { c2: true } });
     expect(final.subtype).toBe("success");
-    expect(charge.runs).toEqual(["c1", "c2"]);
+    expect(charge.callIds).toEqual(["c1", "c2"]);
     const calls = final.steps[0]!.toolCalls;
     expect(calls.map((call) => [call.callId, call.isError])).toEqual([
       ["c1", true],

@@ -11,12 +11,14 @@ import {
 } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
-import { countingTool, entryTypes, failingStore, lastSeqOf, rejectionOf } from "./agent-helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { countingTool } from "../support/tools.ts";
+import { entryTypes, failingStore, lastSeqOf } from "./agent-helpers.ts";
 
 /** Session "orig": run 1 charges order 7 (a tool call), run 2 is a plain question. */
 async function twoRuns() {
   const store = memoryStore();
-  const charge = countingTool();
+  const charge = countingTool("charge");
   const model = scriptedModel([
     { toolCalls: [{ id: "c1", name: "charge", input: { target: "order-7" } }] },
     { text: "Charged order 7." },
@@ -78,7 +80,7 @@ describe("forkSession", () => {
     const { store, second } = await twoRuns();
     const asking = createBareAgent({
       model: scriptedModel([{ toolCalls: [{ id: "c9", name: "charge", input: { target: "x" } }] }]),
-      tools: [countingTool().tool],
+      tools: [countingTool("charge").tool],
       sessionStore: store,
       permissions: { ask: ["charge"] },
     });
@@ -139,7 +141,7 @@ describe("loadSession", () => {
           ],
         },
       ]),
-      tools: [countingTool().tool],
+      tools: [countingTool("charge").tool],
       sessionStore: store,
       permissions: { ask: ["charge"] },
     });
@@ -159,7 +161,7 @@ describe("loadSession", () => {
     );
     const agent = createBareAgent({
       model: scriptedModel([{ toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] }]),
-      tools: [countingTool().tool],
+      tools: [countingTool("charge").tool],
       sessionStore: store,
     });
     await agent.run("Charge a.", { sessionId: "i" });

@@ -6,6 +6,8 @@ import type { SessionStore } from "skein";
 import { postgresStore } from "skein/postgres";
 import { sqliteStore } from "skein/sqlite";
 import type { OpenSessionStore } from "skein/testing";
+import { useThrowawayPostgres } from "../support/postgres.ts";
+import { useTempDir } from "../support/temp.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -79,6 +81,29 @@ export function startChild(script: string, argument: unknown): StoreChild {
       });
     },
     exited,
+  };
+}
+
+/**
+ * The stores a child process can open, for the tests of a file: a SQLite file in a temp directory
+ * (`dir`, removed after them, also for the tests' other files) and a schema of a throwaway
+ * Postgres (started before them). `backings` is the table for `describe.each`.
+ */
+export function useChildBackings(prefix: string): {
+  dir: string;
+  backings: [string, (name: string) => ChildStore][];
+} {
+  const dir = useTempDir(prefix);
+  const postgres = useThrowawayPostgres();
+  return {
+    dir,
+    backings: [
+      ["sqliteStore (a real file)", (name) => ({ kind: "sqlite", path: join(dir, `${name}.db`) })],
+      [
+        "postgresStore (a real server)",
+        (name) => ({ kind: "postgres", url: postgres().url, schema: name }),
+      ],
+    ],
   };
 }
 

@@ -2,14 +2,12 @@
 // a real Postgres server: a child runs the agent, the parent SIGKILLs it at the point the child
 // reports, a second child resumes from the store alone. The model is the parent's mockServer,
 // so requests are counted across both processes and a malformed transcript would be a 400.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { MockTurn } from "skein/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { startPostgres, type ThrowawayPostgres } from "../support/postgres.ts";
+import { afterEach, describe, expect, test } from "vitest";
+import { resultText, toolResultsOf } from "../support/results.ts";
 import type { AgentTask } from "./children/agent-child.ts";
-import { type ChildStore, openChildStore } from "./helpers.ts";
+import { openChildStore, useChildBackings } from "./helpers.ts";
 import {
   agentChild,
   effects,
@@ -17,29 +15,11 @@ import {
   killAt,
   type MockModel,
   outcomeOf,
-  resultsOf,
   SECRET,
   startMock,
-  textOfResult,
 } from "./recovery-helpers.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "skein-kill9-"));
-let server: ThrowawayPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-}, 120_000);
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await server?.stop();
-}, 60_000);
-
-const backings: [string, (name: string) => ChildStore][] = [
-  ["sqliteStore (a real file)", (name) => ({ kind: "sqlite", path: join(dir, `${name}.db`) })],
-  [
-    "postgresStore (a real server)",
-    (name) => ({ kind: "postgres", url: server!.url, schema: name }),
-  ],
-];
+const { dir, backings } = useChildBackings("skein-kill9-");
 
 const FIRST = { inputTokens: 100, outputTokens: 10 };
 const SECOND = { inputTokens: 200, outputTokens: 20 };
@@ -140,8 +120,8 @@ describe.each(backings)("%s", (_, backing) => {
       [0, 1],
       [1, 1],
     ]);
-    const answered = resultsOf(model.bodies()[1]!.messages.at(-1));
-    expect(answered.map((b) => [b.tool_use_id, textOfResult(b)])).toEqual([
+    const answered = toolResultsOf(model.bodies()[1]!.messages.at(-1));
+    expect(answered.map((b) => [b.tool_use_id, resultText(b)])).toEqual([
       ["c1", "charge done for order-7"],
     ]);
     // Turns and usage go on from the log.
@@ -162,10 +142,10 @@ describe.each(backings)("%s", (_, backing) => {
     expect(result?.subtype).toBe("success");
     expect(effects(s.effects)).toEqual({ c1: 1 });
     expect(second.lines).not.toContain("before c1");
-    const [block] = resultsOf(model.bodies()[1]!.messages.at(-1));
+    const [block] = toolResultsOf(model.bodies()[1]!.messages.at(-1));
     expect(block?.tool_use_id).toBe("c1");
     expect(block?.is_error).toBe(true);
-    expect(textOfResult(block)).toContain("outcome unknown");
+    expect(resultText(block)).toContain("outcome unknown");
     expect(model.turnsRequested()).toEqual([
       [0, 1],
       [1, 1],
@@ -185,8 +165,8 @@ describe.each(backings)("%s", (_, backing) => {
     expect(result?.subtype).toBe("success");
     expect(second.lines).toContain("before c1");
     expect(effects(s.effects)).toEqual({ c1: 2 });
-    const [block] = resultsOf(model.bodies()[1]!.messages.at(-1));
-    expect([block?.is_error, textOfResult(block)]).toEqual([false, "lookup done for order-7"]);
+    const [block] = toolResultsOf(model.bodies()[1]!.messages.at(-1));
+    expect([block?.is_error, resultText(block)]).toEqual([false, "lookup done for order-7"]);
     expect(model.turnsRequested()).toEqual([
       [0, 1],
       [1, 1],
@@ -203,9 +183,9 @@ describe.each(backings)("%s", (_, backing) => {
     const { result } = await outcomeOf(s.resume());
     expect(result?.subtype).toBe("success");
     expect(effects(s.effects)).toEqual({ c1: 1 });
-    const [block] = resultsOf(model.bodies()[1]!.messages.at(-1));
+    const [block] = toolResultsOf(model.bodies()[1]!.messages.at(-1));
     expect(block?.is_error).toBe(true);
-    expect(textOfResult(block)).toContain("outcome unknown");
+    expect(resultText(block)).toContain("outcome unknown");
     expectWellFormed(model, result!.messages);
   }, 60_000);
 
@@ -258,9 +238,9 @@ describe.each(backings)("%s", (_, backing) => {
     expect(second.lines).toEqual(
       expect.arrayContaining(["event tool_start:c1", "event tool_end:c2"]),
     );
-    const blocks = resultsOf(model.bodies()[1]!.messages.at(-1));
+    const blocks = toolResultsOf(model.bodies()[1]!.messages.at(-1));
     expect(blocks.map((b) => b.tool_use_id)).toEqual(["c1", "c2", "c3", "c4"]);
-    expect(blocks.map((b) => [textOfResult(b), b.is_error])).toEqual([
+    expect(blocks.map((b) => [resultText(b), b.is_error])).toEqual([
       ["charge done for a", false],
       ["lookup done for b", false],
       [expect.stringContaining("(outcome unknown)"), true],

@@ -3,28 +3,23 @@ import pg from "pg";
 import { SessionStoreError } from "skein";
 import { postgresStore } from "skein/postgres";
 import { afterAll, beforeAll, expect, test } from "vitest";
-import { closedPort } from "../cli/helpers.ts";
-import { startPostgres, type ThrowawayPostgres } from "../support/postgres.ts";
+import { useThrowawayPostgres } from "../support/postgres.ts";
+import { closedPort } from "../support/servers.ts";
 
-let server: ThrowawayPostgres;
+const postgres = useThrowawayPostgres();
 let admin: pg.Pool;
-beforeAll(async () => {
-  server = await startPostgres();
-  const { initdbMs, startMs } = server.timings;
-  console.log(`throwaway Postgres: initdb ${initdbMs} ms, start ${startMs} ms`);
-  admin = new pg.Pool({ connectionString: server.url });
-}, 120_000);
-afterAll(async () => {
-  await admin?.end();
-  await server?.stop();
-}, 60_000);
+beforeAll(() => {
+  admin = new pg.Pool({ connectionString: postgres().url });
+});
+// After hooks run last registered first: the pool ends before the server stops.
+afterAll(() => admin?.end(), 60_000);
 
 const exists = async (relation: string) =>
   (await admin.query("SELECT to_regclass($1) IS NOT NULL AS found", [relation])).rows[0].found;
 
 test("tables are created on first use, in public by default", async () => {
   expect(await exists("public.skein_sessions")).toBe(false);
-  const store = postgresStore({ connectionString: server.url });
+  const store = postgresStore({ connectionString: postgres().url });
   expect(await exists("public.skein_sessions")).toBe(false); // nothing at construction
   await store.append("s", 1, ["a"]);
   expect(await exists("public.skein_sessions")).toBe(true);
@@ -34,11 +29,11 @@ test("tables are created on first use, in public by default", async () => {
 
 test("a schema that does not exist is created, whatever its name", async () => {
   const schema = 'Mixed Case "quoted" ; DROP';
-  const store = postgresStore({ connectionString: server.url, schema });
+  const store = postgresStore({ connectionString: postgres().url, schema });
   await store.append("s", 1, ["in the odd schema"]);
   const { rows } = await admin.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
   expect(rows).toHaveLength(1);
-  const other = postgresStore({ connectionString: server.url, schema: "elsewhere" });
+  const other = postgresStore({ connectionString: postgres().url, schema: "elsewhere" });
   expect(await other.read("s")).toEqual([]);
   expect(await store.read("s")).toEqual([{ seq: 1, data: "in the odd schema" }]);
   await store.close();
@@ -46,7 +41,7 @@ test("a schema that does not exist is created, whatever its name", async () => {
 });
 
 test("close() leaves a pool the app passed open; the store is closed", async () => {
-  const pool = new pg.Pool({ connectionString: server.url });
+  const pool = new pg.Pool({ connectionString: postgres().url });
   try {
     const store = postgresStore({ pool, schema: "app_pool" });
     await store.append("s", 1, ["a"]);
@@ -66,7 +61,7 @@ test("close() leaves a pool the app passed open; the store is closed", async () 
 
 test("two stores racing to create one schema's tables both succeed", async () => {
   const stores = Array.from({ length: 4 }, () =>
-    postgresStore({ connectionString: server.url, schema: "setup_race" }),
+    postgresStore({ connectionString: postgres().url, schema: "setup_race" }),
   );
   await Promise.all(stores.map((store, index) => store.append(`s${index}`, 1, ["a"])));
   expect((await stores[0]!.list()).map((info) => info.sessionId).sort()).toEqual([
@@ -99,7 +94,7 @@ test("an unreachable server: SessionStoreError with the cause, every time, and n
 });
 
 test("a role that may not create anything uses tables that exist, and is told when they do not", async () => {
-  const owner = postgresStore({ connectionString: server.url, schema: "shared" });
+  const owner = postgresStore({ connectionString: postgres().url, schema: "shared" });
   await owner.append("by-owner", 1, ["a"]);
   await owner.close();
   await admin.query("CREATE ROLE limited LOGIN");
@@ -108,7 +103,7 @@ test("a role that may not create anything uses tables that exist, and is told wh
     "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA shared TO limited",
   );
   await admin.query("GRANT USAGE ON ALL SEQUENCES IN SCHEMA shared TO limited");
-  const url = server.url.replace("postgres@", "limited@");
+  const url = postgres().url.replace("postgres@", "limited@");
 
   const limited = postgresStore({ connectionString: url, schema: "shared" });
   await limited.append("by-limited", 1, ["b", "c"]);

@@ -1,10 +1,10 @@
 // Helpers of the kill -9 recovery tests: the mock model in the parent (shared by every child, so
 // requests are counted across processes), agent children, and what the side-effect file says.
 import { existsSync, readFileSync } from "node:fs";
-import type { Message, ToolResultBlock } from "skein";
+import type { Message } from "skein";
 import { type MockRequest, type MockServer, type MockTurn, mockServer } from "skein/testing";
 import { expect } from "vitest";
-import { expectValidTranscript } from "../run/helpers.ts";
+import { expectValidTranscript } from "../support/results.ts";
 import type { AgentTask } from "./children/agent-child.ts";
 import { type StoreChild, startChild } from "./helpers.ts";
 
@@ -109,20 +109,6 @@ export function effects(file: string): Record<string, number> {
     counts[id] = (counts[id] ?? 0) + 1;
   }
   return counts;
-}
-
-/** The tool_result blocks of a message, by tool_use_id. */
-export function resultsOf(message: { content: unknown } | undefined): ToolResultBlock[] {
-  if (!message || !Array.isArray(message.content)) return [];
-  return message.content.filter(
-    (block: { type: string }): block is ToolResultBlock => block.type === "tool_result",
-  );
-}
-
-export function textOfResult(block: ToolResultBlock | undefined): string {
-  if (!block) return "";
-  if (typeof block.content === "string") return block.content;
-  return block.content.map((part) => (part.type === "text" ? part.text : "")).join("");
 }
 
 /**

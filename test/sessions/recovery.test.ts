@@ -1,15 +1,13 @@
 // Paused runs across a kill (D9), resumes that must be refused, and two processes recovering one
 // session at once, against a SQLite file and a real Postgres server. Children run the agent; the
 // model is the parent's mockServer (requests counted across processes, malformed ones a 400).
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { anthropic, createBareAgent, loadSession, ResumeError } from "skein";
 import type { MockTurn } from "skein/testing";
-import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
-import { startPostgres, type ThrowawayPostgres } from "../support/postgres.ts";
+import { afterEach, describe, expect, test } from "vitest";
+import { resultText, toolResultsOf } from "../support/results.ts";
 import type { AgentTask } from "./children/agent-child.ts";
-import { type ChildStore, openChildStore } from "./helpers.ts";
+import { openChildStore, useChildBackings } from "./helpers.ts";
 import {
   agentChild,
   type ChildOutcome,
@@ -18,29 +16,11 @@ import {
   killAt,
   type MockModel,
   outcomeOf,
-  resultsOf,
   SECRET,
   startMock,
-  textOfResult,
 } from "./recovery-helpers.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "skein-recovery-"));
-let server: ThrowawayPostgres | undefined;
-beforeAll(async () => {
-  server = await startPostgres();
-}, 120_000);
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  await server?.stop();
-}, 60_000);
-
-const backings: [string, (name: string) => ChildStore][] = [
-  ["sqliteStore (a real file)", (name) => ({ kind: "sqlite", path: join(dir, `${name}.db`) })],
-  [
-    "postgresStore (a real server)",
-    (name) => ({ kind: "postgres", url: server!.url, schema: name }),
-  ],
-];
+const { dir, backings } = useChildBackings("skein-recovery-");
 
 const charge = (id: string, target: string) => ({ id, name: "charge", input: { target } });
 const TURNS: MockTurn[] = [
@@ -124,12 +104,12 @@ describe.each(backings)("%s", (_, backing) => {
     const { result } = await outcomeOf(second);
     expect(result?.subtype).toBe("success");
     expect(effects(s.effects)).toEqual({ c1: 1 });
-    const blocks = resultsOf(model.bodies()[1]!.messages.at(-1));
+    const blocks = toolResultsOf(model.bodies()[1]!.messages.at(-1));
     expect(blocks.map((b) => [b.tool_use_id, b.is_error])).toEqual([
       ["c1", false],
       ["c2", true],
     ]);
-    expect(textOfResult(blocks[0])).toBe("charge done for order-7");
+    expect(resultText(blocks[0])).toBe("charge done for order-7");
     expect(model.turnsRequested()).toEqual([
       [0, 1],
       [1, 1],

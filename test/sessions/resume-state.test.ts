@@ -3,13 +3,14 @@
 import { createBareAgent, loadSession, memoryStore } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
-import { expectValidTranscript } from "../run/helpers.ts";
-import { countingTool, failingStore } from "./agent-helpers.ts";
+import { expectValidTranscript } from "../support/results.ts";
+import { countingTool } from "../support/tools.ts";
+import { failingStore } from "./agent-helpers.ts";
 
 describe("resume(state) with a session store", () => {
   it("a paused run resumed from the app's state is logged in its session, which is then idle", async () => {
     const store = memoryStore();
-    const charge = countingTool();
+    const charge = countingTool("charge");
     const model = scriptedModel([
       { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
       { text: "Charged." },
@@ -26,12 +27,12 @@ describe("resume(state) with a session store", () => {
     expect(loaded?.messages).toEqual(resumed.messages);
     await agent.run("And then?", { sessionId: "s" });
     expectValidTranscript(model.requests.at(-1)!.messages);
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
   });
 
   it("a run stopped at maxTurns, resumed from its state with a higher maxTurns, continues the session", async () => {
     const store = memoryStore();
-    const charge = countingTool();
+    const charge = countingTool("charge");
     const model = scriptedModel([
       { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
       { toolCalls: [{ id: "c2", name: "charge", input: { target: "b" } }] },
@@ -52,7 +53,7 @@ describe("resume(state) with a session store", () => {
     expect((await loadSession(store, "s"))?.messages).toEqual(resumed.messages);
     await longer.run("And then?", { sessionId: "s" });
     expectValidTranscript(model.requests.at(-1)!.messages);
-    expect(charge.runs).toEqual(["c1", "c2"]);
+    expect(charge.callIds).toEqual(["c1", "c2"]);
   });
 
   // The resume marker written after the run's `end` reopens that run in the log, so when the
@@ -63,7 +64,7 @@ describe("resume(state) with a session store", () => {
     const store = failingStore(({ types }) =>
       failResults && types.includes("result") ? new Error("database unavailable") : undefined,
     );
-    const charge = countingTool();
+    const charge = countingTool("charge");
     const model = scriptedModel([
       { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
       { toolCalls: [{ id: "c2", name: "charge", input: { target: "b" } }] },
@@ -86,7 +87,7 @@ describe("resume(state) with a session store", () => {
     expect((await loadSession(store, "s"))?.status).toBe("interrupted");
     const recovered = await longer.resume({ sessionId: "s" });
     expect(recovered.subtype).toBe("success");
-    expect(charge.runs).toEqual(["c1", "c2"]);
+    expect(charge.callIds).toEqual(["c1", "c2"]);
     expectValidTranscript(recovered.messages);
   });
 
@@ -94,7 +95,7 @@ describe("resume(state) with a session store", () => {
   // (ResumeError) before the approved call could run again or the transcript gain an orphan.
   it("replaying a paused state after its run ended neither runs the call again nor breaks the session", async () => {
     const store = memoryStore();
-    const charge = countingTool();
+    const charge = countingTool("charge");
     const model = scriptedModel([
       { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
       { text: "Charged." },
@@ -111,7 +112,7 @@ describe("resume(state) with a session store", () => {
     const state = JSON.parse(JSON.stringify(paused.state));
     await agent.resume(state, { approvals: { c1: true } });
     await agent.resume(state, { approvals: { c1: true } }).catch(() => undefined);
-    expect(charge.runs).toEqual(["c1"]);
+    expect(charge.callIds).toEqual(["c1"]);
     expectValidTranscript((await loadSession(store, "s"))!.messages);
   });
 });

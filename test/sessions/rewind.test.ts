@@ -21,7 +21,9 @@ import {
 } from "skein";
 import { scriptedModel } from "skein/testing";
 import { afterEach, describe, expect, it } from "vitest";
-import { lastSeqOf, rejectionOf, tempWorkspace } from "./agent-helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { makeTempDir } from "../support/temp.ts";
+import { lastSeqOf } from "./agent-helpers.ts";
 
 const workspaces: string[] = [];
 afterEach(() => {
@@ -36,9 +38,9 @@ const write = (id: string, file_path: string, content: string) => ({
 
 /** Run 1 creates a.txt; run 2 edits it and creates b.txt and sub/c.txt. */
 async function twoRuns() {
-  const cwd = tempWorkspace("skein-rewind-");
+  const cwd = makeTempDir("skein-rewind-");
   workspaces.push(cwd);
-  const outside = tempWorkspace("skein-rewind-outside-");
+  const outside = makeTempDir("skein-rewind-outside-");
   workspaces.push(outside);
   const store = memoryStore();
   const model = scriptedModel([
@@ -141,7 +143,7 @@ describe("rewindFiles", () => {
     expect(unknown.message).toContain("cp_nope");
     const missing = await rejectionOf(agent.rewindFiles("nobody", "cp_nope"));
     expect((missing as SessionError).code).toBe("not_found");
-    const empty = tempWorkspace();
+    const empty = makeTempDir("skein-sessions-");
     workspaces.push(empty);
     const storeless = createAgent({ cwd: empty, model: scriptedModel([]) });
     expect(await rejectionOf(storeless.rewindFiles("files", "cp_nope"))).toBeInstanceOf(

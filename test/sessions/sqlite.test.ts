@@ -1,14 +1,13 @@
 // sqliteStore() beyond the shared contract: its file, WAL, sharing one file, and a locked database.
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SessionStoreError } from "skein";
 import { sqliteStore } from "skein/sqlite";
-import { afterAll, expect, test } from "vitest";
+import { expect, test } from "vitest";
+import { useTempDir } from "../support/temp.ts";
 
-const dir = mkdtempSync(join(tmpdir(), "skein-sqlite-"));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const dir = useTempDir("skein-sqlite-");
 
 test("the file's directory is created, and the file is left in WAL mode", async () => {
   const path = join(dir, "a/b/c/sessions.db");

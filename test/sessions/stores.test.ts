@@ -1,13 +1,12 @@
 // The session store contract, run against all three stores: memory, SQLite files, a real Postgres.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryStore } from "skein";
 import { postgresStore } from "skein/postgres";
 import { sqliteStore } from "skein/sqlite";
 import { sessionStoreConformance } from "skein/testing";
-import { afterAll, beforeAll, describe, test } from "vitest";
-import { startPostgres, type ThrowawayPostgres } from "../support/postgres.ts";
+import { describe, test } from "vitest";
+import { useThrowawayPostgres } from "../support/postgres.ts";
+import { useTempDir } from "../support/temp.ts";
 import { openOn } from "./helpers.ts";
 
 // The 16 MiB case moves the entry through a driver and back: give it room on a busy machine.
@@ -20,8 +19,7 @@ describe("memoryStore() passes sessionStoreConformance", () => {
 });
 
 describe("sqliteStore() on real files passes sessionStoreConformance", () => {
-  const dir = mkdtempSync(join(tmpdir(), "skein-sqlite-"));
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = useTempDir("skein-sqlite-");
   let files = 0;
   const open = openOn(
     () => join(dir, `nested/dirs/store-${++files}.db`),
@@ -37,19 +35,12 @@ describe('sqliteStore({ path: ":memory:" }) passes sessionStoreConformance', () 
 });
 
 describe("postgresStore() on a real server passes sessionStoreConformance", () => {
-  let server: ThrowawayPostgres | undefined;
-  beforeAll(async () => {
-    server = await startPostgres();
-    console.log(
-      `throwaway Postgres: initdb ${server.timings.initdbMs} ms, start ${server.timings.startMs} ms`,
-    );
-  }, 120_000);
-  afterAll(() => server?.stop(), 60_000);
+  const postgres = useThrowawayPostgres();
   let schemas = 0;
   // Each store gets its own schema (created by the store on first use); sameAs shares it.
   const open = openOn(
     () => `conformance_${++schemas}`,
-    (schema) => postgresStore({ connectionString: server!.url, schema }),
+    (schema) => postgresStore({ connectionString: postgres().url, schema }),
   );
   for (const c of sessionStoreConformance(open)) test(c.name, c.run, CASE_TIMEOUT_MS);
 });

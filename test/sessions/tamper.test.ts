@@ -7,9 +7,12 @@ import { anthropic, createBareAgent, loadSession, ResumeError, type RunState } f
 import { sqliteStore } from "skein/sqlite";
 import { mockServer, scriptedModel } from "skein/testing";
 import { afterAll, describe, expect, it } from "vitest";
-import { countingTool, editSqliteRow, rejectionOf, tempWorkspace } from "./agent-helpers.ts";
+import { rejectionOf } from "../support/promises.ts";
+import { makeTempDir } from "../support/temp.ts";
+import { countingTool } from "../support/tools.ts";
+import { editSqliteRow } from "./agent-helpers.ts";
 
-const dir = tempWorkspace("skein-tamper-");
+const dir = makeTempDir("skein-tamper-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 type PausedEntry = { type: "paused"; runId: string; state: RunState };
@@ -102,7 +105,7 @@ describe("a paused run's state tampered with in the store (sqliteStore)", () => 
         second.resume({ sessionId: "s" }, { approvals: { c1: true } }),
       );
       expect(error).toBeInstanceOf(ResumeError);
-      expect([charge.runs, lookup.runs]).toEqual([[], []]);
+      expect([charge.callIds, lookup.callIds]).toEqual([[], []]);
       expect(model.requests).toHaveLength(1);
       expect(await store.read("s")).toEqual(tampered);
       expect((await loadSession(store, "s"))?.status).toBe("paused");
@@ -111,7 +114,7 @@ describe("a paused run's state tampered with in the store (sqliteStore)", () => 
       editSqliteRow(path, "s", last.seq, () => last.data);
       const resumed = await second.resume({ sessionId: "s" }, { approvals: { c1: true } });
       expect(resumed.subtype).toBe("success");
-      expect(charge.runs).toEqual(["c1"]);
+      expect(charge.callIds).toEqual(["c1"]);
       expect(resumed.steps.at(-2)!.toolCalls[0]!.input).toEqual({ target: "order-7" });
       await store.close();
     },

@@ -2,10 +2,11 @@
 import { execFile } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { afterAll, beforeAll } from "vitest";
+import { closedPort } from "./servers.ts";
 
 const run = promisify(execFile);
 const ROOT_DIRECTORY = "/usr/lib/postgresql";
@@ -40,15 +41,6 @@ export function postgresBin(): string {
   return join(ROOT_DIRECTORY, newest, "bin");
 }
 
-/** A port on 127.0.0.1 with nothing listening: taken from the OS, then released. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
 /**
  * initdb + pg_ctl start in a fresh temp directory on a free port of 127.0.0.1. Root cannot run
  * postgres, so as root the binaries run as the `postgres` user (runuser); otherwise directly.
@@ -74,7 +66,7 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
     const initdbMs = performance.now() - began;
     // Another process may take the free port before the server binds it: try a few.
     for (let attempt = 1; ; attempt += 1) {
-      const port = await freePort();
+      const port = await closedPort();
       began = performance.now();
       try {
         await pgCtl([
@@ -108,4 +100,22 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
+}
+
+/**
+ * A throwaway Postgres for the tests of a file (or a describe block): started before them (its
+ * start-up times printed), stopped after them. Returns the running server, for use in tests.
+ */
+export function useThrowawayPostgres(): () => ThrowawayPostgres {
+  let server: ThrowawayPostgres | undefined;
+  beforeAll(async () => {
+    server = await startPostgres();
+    const { initdbMs, startMs } = server.timings;
+    console.log(`throwaway Postgres: initdb ${initdbMs} ms, start ${startMs} ms`);
+  }, 120_000);
+  afterAll(() => server?.stop(), 60_000);
+  return () => {
+    if (!server) throw new Error("the throwaway Postgres is not running (use it inside a test)");
+    return server;
+  };
 }

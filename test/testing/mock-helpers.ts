@@ -67,15 +67,25 @@ export interface ParsedEvent {
   data: string;
 }
 
-/** Reads a whole SSE body with the parser skein's clients use; comments are collected apart. */
+/**
+ * Reads a whole SSE body with the parser skein's clients use; comments are collected apart.
+ * `onProgress` sees what was read so far after each event or comment.
+ */
 export async function readSse(
   response: Response,
+  onProgress?: (read: { events: ParsedEvent[]; comments: string[] }) => void,
 ): Promise<{ events: ParsedEvent[]; comments: string[]; error?: Error }> {
   const events: ParsedEvent[] = [];
   const comments: string[] = [];
   const parser = createParser({
-    onEvent: (message) => events.push({ event: message.event, data: message.data }),
-    onComment: (comment) => comments.push(comment),
+    onEvent: (message) => {
+      events.push({ event: message.event, data: message.data });
+      onProgress?.({ events, comments });
+    },
+    onComment: (comment) => {
+      comments.push(comment);
+      onProgress?.({ events, comments });
+    },
   });
   const decoder = new TextDecoder();
   try {

@@ -5,12 +5,10 @@
 import { createParser } from "eventsource-parser";
 import { type MockProtocol, type MockServer, type MockTurn, mockServer } from "skein/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import { closeMockServers, openMockServer } from "../support/servers.ts";
 import { bodyFor, endpoint, headersFor } from "./mock-helpers.ts";
 
-const open: MockServer[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((server) => server.close()));
-});
+afterEach(closeMockServers);
 
 /** Reads the stream's events until `count` of them arrived, then hangs up. */
 async function firstEvents(url: string, protocol: MockProtocol, count: number) {
@@ -41,10 +39,8 @@ async function firstEvents(url: string, protocol: MockProtocol, count: number) {
   return events;
 }
 
-async function serve(turn: MockTurn): Promise<MockServer> {
-  const server = await mockServer({ script: [turn] });
-  open.push(server);
-  return server;
+function serve(turn: MockTurn): Promise<MockServer> {
+  return openMockServer({ script: [turn] });
 }
 
 describe("mockServer: trickleMs", () => {

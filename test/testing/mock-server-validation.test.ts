@@ -5,20 +5,16 @@
  */
 import { type MockProtocol, type MockServer, mockServer } from "skein/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import { closeMockServers, openMockServer } from "../support/servers.ts";
 import { endpoint, headersFor, json } from "./mock-helpers.ts";
 
-const open: MockServer[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((server) => server.close()));
-});
+afterEach(closeMockServers);
 
-async function serve(validate?: boolean): Promise<MockServer> {
-  const server = await mockServer({
+function serve(validate?: boolean): Promise<MockServer> {
+  return openMockServer({
     script: () => ({ text: "fine" }),
     ...(validate === undefined ? {} : { validate }),
   });
-  open.push(server);
-  return server;
 }
 
 async function post(server: MockServer, protocol: MockProtocol, body: Record<string, unknown>) {

@@ -2,22 +2,17 @@ import { ConfigurationError } from "skein";
 import {
   type MockScript,
   type MockScriptRequest,
-  type MockServer,
   type MockServerOptions,
   mockServer,
 } from "skein/testing";
 import { afterEach, describe, expect, it } from "vitest";
+import { closeMockServers, openMockServer } from "../support/servers.ts";
 import { bodyFor, call, endpoint, headersFor, json, payloads, readSse } from "./mock-helpers.ts";
 
-const open: MockServer[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((server) => server.close()));
-});
+afterEach(closeMockServers);
 
-async function serve(script: MockScript, options: Omit<MockServerOptions, "script"> = {}) {
-  const server = await mockServer({ script, ...options });
-  open.push(server);
-  return server;
+function serve(script: MockScript, options: Omit<MockServerOptions, "script"> = {}) {
+  return openMockServer({ script, ...options });
 }
 
 const toolTurn = {

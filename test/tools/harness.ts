@@ -86,5 +86,3 @@ export function issueLine(text: string, path: string): string {
   if (line === undefined) throw new Error(`no line for "${path}" in:\n${text}`);
   return line;
 }
-
-export { type Deferred, deferred } from "../run/helpers.ts";

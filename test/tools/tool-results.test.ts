@@ -1,7 +1,8 @@
 import { type AgentEvent, type ToolHandlerReturn, tool } from "skein";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { deferred, runCall, textOfBlock } from "./harness.ts";
+import { deferred } from "../support/promises.ts";
+import { runCall, textOfBlock } from "./harness.ts";
 
 const empty = z.object({});
 
