@@ -7,9 +7,10 @@
  * of each side, in alternating order; garbage is collected before each, outside the clock.
  */
 
-import { type Protocol, runSkein, skeinAgent, toolTurnsScript } from "./http-workload.ts";
+import { type Protocol, toolTurnsScript } from "./http-workload.ts";
 import { checkSameRequests, runPlain } from "./plain-fetch.ts";
-import { collectGarbage, cpuNow, median, paired, spread, testing } from "./support.ts";
+import { skeinSide } from "./skein-side.ts";
+import { collectGarbage, cpuNow, median, paired, skein, spread, testing } from "./support.ts";
 
 const TOOL_TURNS = 50;
 /** Model requests per run: the tool turns and the closing text turn. */
@@ -33,8 +34,9 @@ export async function httpTurns(
 ): Promise<TurnsResult> {
   const server = await testing.mockServer({ script: toolTurnsScript(TOOL_TURNS) });
   try {
-    const warning = await checkSameRequests(server, protocol);
-    const agent = skeinAgent(server.url, protocol);
+    const side = skeinSide(skein);
+    const warning = await checkSameRequests(server, protocol, side);
+    const agent = side.agent(server.url, protocol);
     const timed = async (run: () => Promise<void>) => {
       server.requests.length = 0;
       collectGarbage();
@@ -45,7 +47,7 @@ export async function httpTurns(
       return { wallMs: wallMs / REQUESTS, cpuMs: (cpuNow() - cpu) / REQUESTS };
     };
     const sample = await paired(options.repeats, options.warmup, {
-      skein: () => timed(() => runSkein(agent)),
+      skein: () => timed(() => side.run(agent)),
       baseline: () => timed(() => runPlain(server.url, protocol)),
     });
     const ratios = (key: "wallMs" | "cpuMs") =>

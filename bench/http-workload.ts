@@ -1,13 +1,11 @@
 /**
- * The HTTP benchmarks' workload, shared by skein and the plain fetch loop: one small tool, the
- * mock server's script, and skein's side of it. The plain side is plain-fetch.ts; both send
- * byte-identical request bodies (`checkSameRequests` there verifies it), so the mock server does
- * the same work for each.
+ * The HTTP benchmarks' workload, shared by skein and the plain fetch loop: one small tool and the
+ * mock server's script. skein's side is skein-side.ts, the plain side plain-fetch.ts; both send
+ * byte-identical request bodies (`checkSameRequests` verifies it), so the mock server does the
+ * same work for each. Nothing here loads skein: the W3 child runs this file for the plain side,
+ * whose memory must hold only what a plain loop loads.
  */
-import type { Agent, SDKResultMessage } from "skein";
 import type { MockTurn } from "skein/testing";
-import { z } from "zod";
-import { skein } from "./support.ts";
 
 export type Protocol = "anthropic" | "openai";
 export const PROTOCOLS: readonly Protocol[] = ["anthropic", "openai"];
@@ -17,6 +15,13 @@ export const API_KEY = "bench";
 export const PROMPT = "What is the weather like in the cities I visit this month?";
 export const FINAL_TEXT =
   "It is sunny and mild everywhere on your route, between 18 and 24 degrees, so pack light clothes and a thin jacket for the evenings.";
+
+/**
+ * The system prompt skein sends when its tools may run in parallel (skein's PARALLEL_CALLS_HINT),
+ * written out as a plain loop's author would; `checkSameRequests` catches any drift.
+ */
+export const SYSTEM =
+  "You may call several tools in one reply when the calls do not depend on each other; they can run at the same time. When a call needs the result of an earlier call, make it in a later reply, after you have seen that result.";
 
 const CITIES = ["Paris", "Lisbon", "Oslo", "Vienna", "Dublin"];
 
@@ -33,14 +38,6 @@ export const TOOL = {
     required: ["city"],
   },
 } as const;
-
-export const weatherTool = skein.tool(
-  TOOL.name,
-  TOOL.description,
-  z.object({ city: z.string() }),
-  getWeather,
-  { isConcurrencySafe: () => true },
-);
 
 /** `turns` turns of a few words of text and one tool call each, then a closing text turn. */
 export function toolTurnsScript(turns: number): MockTurn[] {
@@ -59,19 +56,3 @@ export function toolTurnsScript(turns: number): MockTurn[] {
 /** The base URL each protocol's client is given: Anthropic's excludes `/v1`, OpenAI's includes it. */
 export const baseURL = (url: string, protocol: Protocol) =>
   protocol === "anthropic" ? url : `${url}/v1`;
-
-/** One agent for all the runs of a measure, as a server would keep one. */
-export function skeinAgent(url: string, protocol: Protocol): Agent {
-  const options = { baseURL: baseURL(url, protocol), apiKey: API_KEY, model: MODEL };
-  const model = protocol === "anthropic" ? skein.anthropic(options) : skein.openai(options);
-  return skein.createBareAgent({ model, tools: [weatherTool], maxTurns: 1_000 });
-}
-
-export async function runSkein(agent: Agent): Promise<void> {
-  checkResult(await agent.run(PROMPT));
-}
-
-function checkResult(result: SDKResultMessage): void {
-  if (result.subtype !== "success" || result.result !== FINAL_TEXT)
-    throw new Error(`bench: a skein run ended with ${JSON.stringify(result).slice(0, 300)}`);
-}

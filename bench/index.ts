@@ -5,12 +5,16 @@
  *
  * (6), sessions.ts: the session log (no store, memory, SQLite) on the engine's workload.
  *
- * `npm run bench -- engine`, `-- http` or `-- sessions` runs one part only.
+ * W3, w3.ts: 200 concurrent three-turn runs over HTTP in fresh processes, time and peak memory
+ * against the plain fetch loop, and the memory `import("skein")` costs.
+ *
+ * `npm run bench -- engine`, `-- http`, `-- sessions` or `-- w3` runs one part only.
  */
 import { engineBench } from "./engine.ts";
 import { httpBench } from "./http.ts";
 import { sessionsBench } from "./sessions.ts";
 import { dist, table } from "./support.ts";
+import { w3Bench } from "./w3.ts";
 
 const only = process.argv[2];
 
@@ -35,4 +39,12 @@ if (only === undefined || only === "sessions") {
   console.log("\nThe session log: the same agent with no store, memoryStore and sqliteStore.\n");
   console.log(table(sessions.rows));
   console.log(`\n${sessions.notes}`);
+}
+if (only === undefined || only === "w3") {
+  const w3 = await w3Bench();
+  console.log(
+    "\nW3: the HTTP workload in fresh processes; the baseline is the plain fetch loop.\n",
+  );
+  console.log(table(w3.rows));
+  console.log(`\n${w3.notes}`);
 }

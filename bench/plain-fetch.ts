@@ -5,7 +5,8 @@
  * send the next request. No retries, timeouts, validation, events or abort handling.
  *
  * It sends what skein sends, byte for byte (the same system prompt, tool list, cache breakpoints
- * and message shapes), so that the mock server's work is the same on both sides.
+ * and message shapes), so that the mock server's work is the same on both sides. It does not load
+ * skein: the W3 child runs it for the plain side in a process of its own.
  */
 import { createParser } from "eventsource-parser";
 import type { MockServer } from "skein/testing";
@@ -17,16 +18,13 @@ import {
   MODEL,
   PROMPT,
   type Protocol,
-  runSkein,
-  skeinAgent,
+  SYSTEM,
   TOOL,
 } from "./http-workload.ts";
-import { skein } from "./support.ts";
+import type { SkeinSide } from "./skein-side.ts";
 
 const HANDLERS: Record<string, (input: any) => Promise<string>> = { [TOOL.name]: getWeather };
 
-/** The system prompt skein sends when its tools may run in parallel. */
-const SYSTEM = skein.PARALLEL_CALLS_HINT;
 const EPHEMERAL = { type: "ephemeral" };
 
 /** Runs one conversation to its final text. */
@@ -221,9 +219,10 @@ async function openaiRun(baseURL: string, prompt: string): Promise<string> {
 export async function checkSameRequests(
   server: MockServer,
   protocol: Protocol,
+  skein: SkeinSide,
 ): Promise<string | undefined> {
   server.requests.length = 0;
-  await runSkein(skeinAgent(server.url, protocol));
+  await skein.run(skein.agent(server.url, protocol));
   const fromSkein = server.requests.splice(0).map((request) => JSON.stringify(request.body));
   await runPlain(server.url, protocol);
   const fromPlain = server.requests.splice(0).map((request) => JSON.stringify(request.body));

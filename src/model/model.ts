@@ -50,6 +50,18 @@ export type ModelStreamEvent =
     };
 
 /**
+ * skein's own providers also hand the engine their events a network read at a time: the same
+ * events in the same order, for a few awaits per turn instead of several per event. Internal,
+ * and optional: a stream without it is read event by event.
+ */
+export const EVENT_BATCHES: unique symbol = Symbol("skein.eventBatches");
+
+export interface BatchedStream {
+  /** The stream's events, grouped; iterating it consumes the same stream. */
+  [EVENT_BATCHES](): AsyncIterator<ModelStreamEvent[]>;
+}
+
+/**
  * What providers implement (and `scriptedModel`). `stream` must end with exactly one `message`
  * event; a failure is thrown as an error, with `status` where there is one.
  */

@@ -1,17 +1,15 @@
 import { createParser, type EventSourceMessage } from "eventsource-parser";
 import {
   APIConnectionError,
-  APIError,
+  type APIError,
   APITimeoutError,
   apiErrorFor,
   describeThrown,
-  InternalServerError,
   ModelError,
-  OverloadedError,
   ProtocolError,
-  RateLimitError,
 } from "../errors.ts";
-import type { ModelStreamEvent } from "./model.ts";
+import { type BatchedStream, EVENT_BATCHES, type ModelStreamEvent } from "./model.ts";
+import { retryDelay, shouldRetry, sleep } from "./retry-policy.ts";
 
 /** The resilience settings every provider shares (DESIGN: provider options). */
 export interface TransportOptions {
@@ -54,21 +52,38 @@ export interface StreamRequest {
  * an attempt is retried only while nothing of it was passed on (no text, thinking or tool call
  * yet); each retry is announced with a `retry` event; after that, a failure is thrown and the
  * engine keeps the partial text as an incomplete message and never runs its tool calls.
+ *
+ * The stream offers its events one at a time, and to the engine also a network read at a time
+ * (`EVENT_BATCHES`): the same events in the same order, for a few awaits per turn instead of
+ * several per event.
  */
-export async function* streamWithRetries(request: StreamRequest): AsyncGenerator<ModelStreamEvent> {
+export function streamWithRetries(
+  request: StreamRequest,
+): AsyncGenerator<ModelStreamEvent> & BatchedStream {
+  const batches = retryingBatches(request);
+  const events = eachEvent(batches) as AsyncGenerator<ModelStreamEvent> & BatchedStream;
+  events[EVENT_BATCHES] = () => batches;
+  return events;
+}
+
+async function* eachEvent(
+  batches: AsyncGenerator<ModelStreamEvent[]>,
+): AsyncGenerator<ModelStreamEvent> {
+  for await (const batch of batches) yield* batch;
+}
+
+const passesOn = (event: ModelStreamEvent) =>
+  event.type === "text_delta" || event.type === "thinking_delta" || event.type === "tool_call";
+
+async function* retryingBatches(request: StreamRequest): AsyncGenerator<ModelStreamEvent[]> {
   // Aborted before anything was sent: no request at all.
   request.signal.throwIfAborted();
   for (let attempt = 1; ; attempt++) {
     let passedOn = false;
     try {
-      for await (const event of streamOnce(request)) {
-        if (
-          event.type === "text_delta" ||
-          event.type === "thinking_delta" ||
-          event.type === "tool_call"
-        )
-          passedOn = true;
-        yield event;
+      for await (const batch of streamOnce(request)) {
+        if (!passedOn) passedOn = batch.some(passesOn);
+        yield batch;
       }
       return;
     } catch (error) {
@@ -78,18 +93,20 @@ export async function* streamWithRetries(request: StreamRequest): AsyncGenerator
       const delayMs = retryDelay(error, attempt, request.transport.maxRetryDelayMs);
       const info = describeThrown(error);
       const status = error instanceof ModelError ? error.status : undefined;
-      yield {
-        type: "retry",
-        attempt,
-        delayMs,
-        error: status === undefined ? info : { ...info, status },
-      };
+      yield [
+        {
+          type: "retry",
+          attempt,
+          delayMs,
+          error: status === undefined ? info : { ...info, status },
+        },
+      ];
       await sleep(delayMs, request.signal);
     }
   }
 }
 
-async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEvent> {
+async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEvent[]> {
   const { transport, signal } = request;
   const controller = new AbortController();
   const forwardAbort = () => controller.abort(signal.reason);
@@ -142,18 +159,18 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
     } finally {
       clearTimeout(headersTimer);
     }
-    const headers = Object.fromEntries(response.headers);
     if (!response.ok || !response.body) {
       // The error body is read under the idle watchdog and a size cap: a stalled one cannot hang the run.
       armIdle();
       const text = await readCapped(response, 64 * 1024).catch(() => "");
-      throw request.readError(response.status, headers, text);
+      throw request.readError(response.status, Object.fromEntries(response.headers), text);
     }
-    if (!(headers["content-type"] ?? "").includes("text/event-stream")) {
+    const contentType = response.headers.get("content-type") ?? "";
+    if (!contentType.includes("text/event-stream")) {
       armIdle();
       const text = await readCapped(response, 2_000).catch(() => "");
       throw new ProtocolError(
-        `The model API answered ${response.status} with ${headers["content-type"] || "no content type"} instead of an event stream; it may not support streaming at this URL: ${text.slice(0, 200)}`,
+        `The model API answered ${response.status} with ${contentType || "no content type"} instead of an event stream; it may not support streaming at this URL: ${text.slice(0, 200)}`,
       );
     }
 
@@ -171,22 +188,41 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
         throw connectionError(error, controller.signal, request.url, "read");
       }
       parser.feed(chunk.done ? text.decode() : text.decode(chunk.value, { stream: true }));
-      for (const event of pending.splice(0)) {
-        if (!decoder.isKeepAlive?.(event)) armIdle();
-        const events = decoder.push(event);
-        if (decoder.isComplete?.()) {
-          // The stop event ends the turn: a connection the server leaves open must not fail it.
-          // Reading the body's end first (briefly) lets the connection be reused, not torn down.
-          if (!chunk.done) bodyDone = await drainBriefly(reader);
-          yield* events;
-          break;
+      // The events of this read, in order, up to the stop event. A decoder failure ends the
+      // attempt after the events before it, as if they had been passed on one by one.
+      const batch: ModelStreamEvent[] = [];
+      let live = false;
+      let stopAt = -1;
+      let failure: { error: unknown } | undefined;
+      try {
+        for (const event of pending) {
+          if (!live && !decoder.isKeepAlive?.(event)) live = true;
+          const before = batch.length;
+          for (const out of decoder.push(event)) batch.push(out);
+          if (decoder.isComplete?.()) {
+            stopAt = before;
+            break;
+          }
         }
-        yield* events;
+      } catch (error) {
+        failure = { error };
       }
+      pending.length = 0;
+      // Once per read, not per event: the events of one read arrived at the same moment.
+      if (live) armIdle();
+      if (stopAt >= 0 && !chunk.done) {
+        // The stop event ends the turn: a connection the server leaves open must not fail it.
+        // Reading the body's end first (briefly) lets the connection be reused, not torn down.
+        if (stopAt > 0) yield batch.slice(0, stopAt);
+        bodyDone = await drainBriefly(reader);
+        if (batch.length > stopAt) yield batch.slice(stopAt);
+      } else if (batch.length) yield batch;
+      if (failure) throw failure.error;
       if (chunk.done) bodyDone = true;
-      if (chunk.done || decoder.isComplete?.()) break;
+      if (chunk.done || stopAt >= 0) break;
     }
-    yield* decoder.end();
+    const tail = decoder.end();
+    if (tail.length) yield tail;
   } finally {
     clearTimeout(deadline);
     clearTimeout(headersTimer);
@@ -221,64 +257,6 @@ function connectionError(
       ? `Could not reach the model API at ${origin} (${detail}).`
       : `The connection to the model API at ${origin} broke while the reply was streaming (${detail}).`;
   return new APIConnectionError(message, { cause: error });
-}
-
-/** RELIABILITY contract 2: connection errors, 408, 409, 429, 5xx and overloaded errors are retried; `x-should-retry` decides first. */
-export function shouldRetry(error: unknown): boolean {
-  if (error instanceof APIConnectionError) return true;
-  if (!(error instanceof APIError)) return false;
-  const header = error.headers["x-should-retry"];
-  if (header === "true") return true;
-  if (header === "false") return false;
-  // These are only made for retryable answers, with or without a status (an error event inside a stream has none).
-  if (
-    error instanceof OverloadedError ||
-    error instanceof RateLimitError ||
-    error instanceof InternalServerError
-  )
-    return true;
-  const status = error.status;
-  return (
-    status === 408 || status === 409 || status === 429 || (status !== undefined && status >= 500)
-  );
-}
-
-/** `retry-after-ms`, then `retry-after` (seconds or an HTTP date), within the cap; else exponential backoff with jitter. */
-export function retryDelay(error: unknown, attempt: number, maxRetryDelayMs: number): number {
-  const headers = error instanceof APIError ? error.headers : {};
-  const fromHeaders = parseRetryAfter(headers["retry-after-ms"], headers["retry-after"]);
-  if (fromHeaders !== undefined && fromHeaders >= 0 && fromHeaders <= maxRetryDelayMs)
-    return fromHeaders;
-  const base = Math.min(500 * 2 ** (attempt - 1), 8_000);
-  return Math.round(base * (1 - Math.random() * 0.25));
-}
-
-function parseRetryAfter(
-  milliseconds: string | undefined,
-  seconds: string | undefined,
-): number | undefined {
-  if (milliseconds !== undefined && Number.isFinite(Number.parseFloat(milliseconds)))
-    return Number.parseFloat(milliseconds);
-  if (seconds === undefined) return undefined;
-  const asNumber = Number.parseFloat(seconds);
-  if (Number.isFinite(asNumber)) return asNumber * 1000;
-  const date = Date.parse(seconds);
-  return Number.isFinite(date) ? date - Date.now() : undefined;
-}
-
-function sleep(milliseconds: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, milliseconds);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /**

@@ -32,10 +32,14 @@ export interface BatchOutcome {
  * completes in the stream; a concurrency-safe one may start before the model has finished.
  */
 export class Batch {
+  /** The run's environment, and the batch's: the same with the batch's own signal. */
+  readonly #run: CallEnvironment;
   readonly #env: CallEnvironment;
-  readonly #controller: AbortController;
-  readonly #unlink: () => void;
-  readonly #scheduler: Scheduler<CallRecord>;
+  #controller: AbortController | undefined;
+  #scheduler: Scheduler<CallRecord> | undefined;
+  #unlink = () => {};
+  #linked = true;
+  #abortedWhenDetached = false;
   /** Calls that arrived early, by id, in arrival order. */
   readonly #early = new Map<string, CallRecord>();
   #acceptsEarly = true;
@@ -47,23 +51,59 @@ export class Batch {
   #earlyWaits = false;
 
   constructor(env: CallEnvironment) {
-    // The batch's own signal follows the run's, and lets `abandon` cancel calls started early.
-    this.#controller = new AbortController();
-    const forward = () => this.#controller.abort(env.signal.reason);
-    if (env.signal.aborted) forward();
-    else env.signal.addEventListener("abort", forward, { once: true });
-    this.#unlink = () => env.signal.removeEventListener("abort", forward);
-    this.#env = { ...env, signal: this.#controller.signal };
-    this.#scheduler = new Scheduler({
-      maxConcurrency: env.config.maxConcurrency,
-      signal: this.#controller.signal,
+    this.#run = env;
+    const batch = this;
+    this.#env = {
+      ...env,
+      get signal() {
+        return batch.#signal();
+      },
+    };
+  }
+
+  /**
+   * The batch's own signal follows the run's, and lets `abandon` cancel calls started early. It
+   * is made on first use (an AbortSignal costs a few microseconds): a reply without tool calls,
+   * such as a run's last, needs none.
+   */
+  #signal(): AbortSignal {
+    if (!this.#controller) {
+      const controller = new AbortController();
+      this.#controller = controller;
+      const run = this.#run.signal;
+      // As if made with the batch: aborted when the run was, while the batch followed it.
+      if (this.#linked ? run.aborted : this.#abortedWhenDetached) controller.abort(run.reason);
+      else if (this.#linked) {
+        const forward = () => controller.abort(run.reason);
+        run.addEventListener("abort", forward, { once: true });
+        this.#unlink = () => run.removeEventListener("abort", forward);
+      }
+    }
+    return this.#controller.signal;
+  }
+
+  /** The pool the batch's calls run in, made with the first call. */
+  #pool(): Scheduler<CallRecord> {
+    this.#scheduler ??= new Scheduler({
+      maxConcurrency: this.#run.config.maxConcurrency,
+      signal: this.#signal(),
       run: (record) => executeCall(record, this.#env),
     });
+    return this.#scheduler;
+  }
+
+  /** Stops following the run's signal (once: the batch ends, then is disposed). */
+  #detach(): void {
+    if (!this.#linked) return;
+    this.#linked = false;
+    this.#abortedWhenDetached = this.#run.signal.aborted;
+    this.#unlink();
+    this.#unlink = () => {};
   }
 
   /** Unlinks the batch from the run's signal; safe to call more than once. */
   dispose(): void {
-    this.#unlink();
+    this.#detach();
   }
 
   /** False once a call of this reply could not be taken early: later ones must not overtake it. */
@@ -87,7 +127,7 @@ export class Batch {
         return;
       }
       // Only a call that could overlap anyway starts before the reply is complete.
-      if (this.#runnable(record)) this.#scheduler.add(record, { held: record.exclusive });
+      if (this.#runnable(record)) this.#pool().add(record, { held: record.exclusive });
     });
   }
 
@@ -140,7 +180,7 @@ export class Batch {
       runnable.some((record) => record.tool?.executionMode === "sequential");
     for (const record of runnable) {
       if (sequential) record.exclusive = true;
-      this.#scheduler.add(record);
+      this.#pool().add(record);
     }
     await this.#settle();
 
@@ -155,7 +195,7 @@ export class Batch {
     }
     const blocks: (ToolResultBlock | undefined)[] = [];
     for (const record of records) blocks.push(record.pending ? undefined : await blockOf(record));
-    this.#unlink();
+    this.#detach();
     return { blocks, paused: records.some((record) => record.pending), aborted };
   }
 
@@ -169,11 +209,12 @@ export class Batch {
       [...this.#early.values()].filter((record) => record.finishedAt !== undefined),
     );
     if (this.#early.size > 0) {
-      this.#controller.abort(new Error("The model's reply failed before it was complete."));
+      this.#signal();
+      this.#controller!.abort(new Error("The model's reply failed before it was complete."));
     }
     await this.#prepared;
     await this.#settle();
-    this.#unlink();
+    this.#detach();
     for (const record of this.#early.values()) {
       record.pending = undefined;
       if (!finished.has(record)) {
@@ -202,7 +243,7 @@ export class Batch {
   }
 
   async #settle(): Promise<void> {
-    const neverStarted = await this.#scheduler.close();
+    const neverStarted = await this.#pool().close();
     for (const record of neverStarted) {
       record.result = cancelledResult(record, "before it started");
       record.finishedAt = performance.now();

@@ -1,6 +1,13 @@
 import { describeThrown, ModelError } from "../errors.ts";
 import type { ContentBlock, Message, ToolResultBlock, Usage } from "../model/messages.ts";
-import type { IncompleteToolCall, Model, StopReason } from "../model/model.ts";
+import {
+  type BatchedStream,
+  EVENT_BATCHES,
+  type IncompleteToolCall,
+  type Model,
+  type ModelStreamEvent,
+  type StopReason,
+} from "../model/model.ts";
 import type { EngineConfig } from "./config.ts";
 import type { AgentEvent, ErrorInfo } from "./types.ts";
 
@@ -79,8 +86,12 @@ export async function callModel(options: {
       ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
     };
     // Each step of the model's stream is raced against the signal: a model that ignores it
-    // cannot keep an aborted run alive.
-    const iterator = model.stream(request, { signal })[Symbol.asyncIterator]();
+    // cannot keep an aborted run alive. skein's providers offer their events a network read at
+    // a time (the same events, in order): one step, one race and one await for all of them.
+    const stream = model.stream(request, { signal });
+    const batches = (stream as Partial<BatchedStream>)[EVENT_BATCHES]?.();
+    const iterator: AsyncIterator<ModelStreamEvent | ModelStreamEvent[]> =
+      batches ?? stream[Symbol.asyncIterator]();
     // One abort promise for the whole call, raced with each step (no listener per event).
     let rejectAborted: (reason: unknown) => void = () => {};
     const aborted = new Promise<never>((_, reject) => {
@@ -93,38 +104,50 @@ export async function callModel(options: {
     };
     if (signal.aborted) stopIterator();
     signal.addEventListener("abort", stopIterator, { once: true });
+    /** Relays one event; the final message ends the turn. */
+    const take = (event: ModelStreamEvent): ModelTurn | undefined => {
+      switch (event.type) {
+        case "text_delta":
+          partialText += event.text;
+          emit(event);
+          break;
+        case "thinking_delta":
+          emit(event);
+          break;
+        case "retry":
+          emit({
+            type: "retry",
+            attempt: event.attempt,
+            delayMs: event.delayMs ?? 0,
+            error: event.error,
+          });
+          break;
+        case "tool_call":
+          options.onToolCall?.(event);
+          break;
+        case "message":
+          return {
+            ok: true,
+            message: normaliseMessage(event.message),
+            stopReason: event.stopReason,
+            usage: event.usage,
+            incompleteToolCalls: event.incompleteToolCalls ?? [],
+          };
+      }
+      return undefined;
+    };
     try {
       while (true) {
         const step = await Promise.race([iterator.next(), aborted]);
         if (step.done) break;
-        const event = step.value;
-        switch (event.type) {
-          case "text_delta":
-            partialText += event.text;
-            emit(event);
-            break;
-          case "thinking_delta":
-            emit(event);
-            break;
-          case "retry":
-            emit({
-              type: "retry",
-              attempt: event.attempt,
-              delayMs: event.delayMs ?? 0,
-              error: event.error,
-            });
-            break;
-          case "tool_call":
-            options.onToolCall?.(event);
-            break;
-          case "message":
-            return {
-              ok: true,
-              message: normaliseMessage(event.message),
-              stopReason: event.stopReason,
-              usage: event.usage,
-              incompleteToolCalls: event.incompleteToolCalls ?? [],
-            };
+        if (batches) {
+          for (const event of step.value as ModelStreamEvent[]) {
+            const turn = take(event);
+            if (turn) return turn;
+          }
+        } else {
+          const turn = take(step.value as ModelStreamEvent);
+          if (turn) return turn;
         }
       }
       throw new ModelError("The model's stream ended without a final message.");

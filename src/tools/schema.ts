@@ -1,7 +1,6 @@
 import { createRequire } from "node:module";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
+import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { ConfigurationError, describeThrown } from "../errors.ts";
 import { coerceToSchema } from "./coerce.ts";
 
@@ -24,13 +23,19 @@ export interface CompiledSchema {
 }
 
 const require = createRequire(import.meta.url);
-// ajv-formats is CommonJS; under NodeNext its default export arrives either wrapped or bare.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ??
-  addFormatsModule) as (ajv: Ajv2020) => void;
 
+/**
+ * ajv (about 4 MB resident) is loaded by the first JSON Schema compiled, not by `import("skein")`:
+ * an agent whose tools all use Zod or another Standard Schema never needs it. Both packages are
+ * CommonJS, so `require` loads them synchronously, where a tool is defined.
+ */
 let sharedAjv: Ajv2020 | undefined;
 function ajv(): Ajv2020 {
   if (!sharedAjv) {
+    const { Ajv2020 } = require("ajv/dist/2020.js") as typeof import("ajv/dist/2020.js");
+    // ajv-formats' default export arrives either wrapped or bare.
+    const formats = require("ajv-formats") as { default?: unknown };
+    const addFormats = (formats.default ?? formats) as (ajv: Ajv2020) => void;
     sharedAjv = new Ajv2020({ allErrors: true, strict: false, validateSchema: true });
     addFormats(sharedAjv);
   }
