@@ -1,5 +1,6 @@
 // A run's write-ahead log over a SessionStore: serialised appends, an expected seq, fail closed.
 
+import { hash } from "node:crypto";
 import { SessionConflictError, SessionStoreError } from "../errors.ts";
 import { emptyUsage, type Message } from "../model/messages.ts";
 import type { RunDataSnapshot, RunEnd, RunJournal } from "../run/journal.ts";
@@ -212,9 +213,9 @@ export class SessionJournal implements RunJournal {
   }
 }
 
-/** A hash of a call's canonical input, for its `started` entry. */
+/** A hash of a call's canonical input, for its `started` entry (an identifier, not a seal). */
 export function inputHash(input: unknown): string {
-  return sealValue("skein.input", input);
+  return hash("sha256", canonicalJson(input), "base64url");
 }
 
 function asJournalError(error: unknown, sessionId: string): Error {
