@@ -21,6 +21,7 @@ const { sqliteStore } = (await import(
 type SessionStore = import("skein").SessionStore;
 
 const TURNS = 50;
+let runs = 0;
 const RUNS = 21;
 
 const echo = tool("echo", "Echo", z.object({ n: z.number() }), async ({ n }) => `${n}`);
@@ -37,7 +38,8 @@ function counting(store: SessionStore): SessionStore & { appends: number } {
 
 interface Variant {
   label: string;
-  open?: () => SessionStore;
+  /** One store per variant, as an app keeps one: runs use sessions of their own in it. */
+  store?: SessionStore;
 }
 
 async function oneRun(variant: Variant, modelDelayMs: number, index: number, turns = TURNS) {
@@ -49,7 +51,7 @@ async function oneRun(variant: Variant, modelDelayMs: number, index: number, tur
           await new Promise((resolve) => setTimeout(resolve, modelDelayMs));
           return script[turn]!;
         });
-  const store = variant.open ? counting(variant.open()) : undefined;
+  const store = variant.store ? counting(variant.store) : undefined;
   const agent = createBareAgent({
     model,
     tools: [echo],
@@ -57,27 +59,26 @@ async function oneRun(variant: Variant, modelDelayMs: number, index: number, tur
   });
   collectGarbage();
   const started = performance.now();
-  const result = await agent.run("go", { sessionId: `bench-${index}` });
+  // A session of its own per run: the store is shared, as an app's is.
+  const result = await agent.run("go", { sessionId: `bench-${index}-${++runs}` });
   const elapsed = performance.now() - started;
   if (result.subtype !== "success") throw new Error(`bench run failed: ${result.result}`);
-  await store?.close();
   return { perCallUs: (elapsed * 1000) / TURNS, appends: store?.appends ?? 0 };
 }
 
 export async function sessionsBench(): Promise<{ rows: string[][]; notes: string }> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "skein-bench-sessions-"));
-  let file = 0;
-  const sqlite = (synchronous: "normal" | "full") => () =>
-    sqliteStore({ path: path.join(dir, `s${file++}.db`), synchronous });
+  const sqlite = (synchronous: "normal" | "full") =>
+    sqliteStore({ path: path.join(dir, `${synchronous}.db`), synchronous });
   const variants: Variant[] = [
     { label: "no store" },
     { label: "memoryStore" },
     { label: "sqlite normal" },
     { label: "sqlite full" },
   ];
-  variants[1]!.open = memoryStore;
-  variants[2]!.open = sqlite("normal");
-  variants[3]!.open = sqlite("full");
+  variants[1]!.store = memoryStore();
+  variants[2]!.store = sqlite("normal");
+  variants[3]!.store = sqlite("full");
   try {
     const measure = async (modelDelayMs: number, runs: number) => {
       const best = new Map<string, { perCallUs: number; appends: number }>();
@@ -137,6 +138,7 @@ export async function sessionsBench(): Promise<{ rows: string[][]; notes: string
       notes: `Minimum over ${RUNS} interleaved runs (7 with the 2 ms model) of ${TURNS} one-tool turns each, per tool call; "appends" counts store.append calls per turn, beyond the ${perRun.get("memoryStore")} of a run with no tool turn (its prompt, final reply and end).`,
     };
   } finally {
+    for (const variant of variants) await variant.store?.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }

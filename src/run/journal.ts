@@ -2,7 +2,7 @@
 
 import type { Message } from "../model/messages.ts";
 import type { ToolResult } from "../tools/types.ts";
-import type { ErrorInfo, RunState, Step, StepToolCall } from "./types.ts";
+import type { ErrorInfo, RunState, Step } from "./types.ts";
 
 /**
  * What the engine tells a write-ahead log (design/sessions.md, "The write-ahead log"). The engine
@@ -30,7 +30,7 @@ export interface RunJournal {
     runData: RunDataSnapshot,
   ): Promise<void>;
   /** The batch's results message, in call order; written with the next entry. */
-  results(message: Message, toolCalls: StepToolCall[]): void;
+  results(message: Message): void;
   /** The run paused: its sealed state. */
   paused(state: RunState): Promise<void>;
   /** The run ended (`aborted` after the cancelled results). */

@@ -280,7 +280,7 @@ function appendResults(run: RunContext, records: CallRecord[], blocks: ToolResul
   const message: Message = { role: "user", content: blocks };
   run.messages.push(message);
   run.steps.at(-1)!.toolCalls = stepCalls(records);
-  run.journal?.results(message, run.steps.at(-1)!.toolCalls);
+  run.journal?.results(message);
 }
 
 function stepCalls(records: CallRecord[]): StepToolCall[] {

@@ -6,7 +6,7 @@ import { emptyUsage, type Message } from "../model/messages.ts";
 import type { RunDataSnapshot, RunEnd, RunJournal } from "../run/journal.ts";
 import { toJsonValue } from "../run/json.ts";
 import { canonicalJson, sealValue } from "../run/seal.ts";
-import type { RunState, Step, StepToolCall } from "../run/types.ts";
+import type { RunState, Step } from "../run/types.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { encodeEntry, type LogEntry } from "./log-entries.ts";
 import type { SessionStore } from "./types.ts";
@@ -106,12 +106,14 @@ export class SessionJournal implements RunJournal {
     result: ToolResult,
     runData: RunDataSnapshot,
   ): Promise<void> {
+    // A handler's result was checked serialisable when it settled; `details` may still hold
+    // what JSON turns into something else (a Date), as JSON.stringify would write it.
     const entry: LogEntry = {
       type: "result",
       runId: this.#runId,
       callId: call.id,
       name: call.name,
-      result: toJsonValue(result) as ToolResult,
+      result,
     };
     // runData is logged when the call changed it, sealed as a paused state's is.
     const data = toJsonValue(Object.fromEntries(runData)) as Record<string, unknown>;
@@ -123,13 +125,9 @@ export class SessionJournal implements RunJournal {
     return this.#write(entry);
   }
 
-  results(message: Message, toolCalls: StepToolCall[]): void {
-    this.#deferred.push({
-      type: "results",
-      runId: this.#runId,
-      message,
-      toolCalls: toJsonValue(toolCalls) as StepToolCall[],
-    });
+  results(message: Message): void {
+    // The blocks are what the model is sent: plain JSON already.
+    this.#deferred.push({ type: "results", runId: this.#runId, message });
   }
 
   paused(state: RunState): Promise<void> {
@@ -151,11 +149,25 @@ export class SessionJournal implements RunJournal {
 
   #write(entry: LogEntry): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
-    const entries = [...this.#deferred.splice(0), entry];
+    const entries = this.#deferred.length > 0 ? [...this.#deferred.splice(0), entry] : [entry];
+    // The common case, nothing in flight: append at once, without queueing.
+    if (!this.#writing) return this.#writeNow(entries);
     return new Promise<void>((resolve, reject) => {
       this.#waiting.push({ entries, resolve, reject });
-      if (!this.#writing) void this.#drain();
     });
+  }
+
+  async #writeNow(entries: LogEntry[]): Promise<void> {
+    this.#writing = true;
+    try {
+      await this.#append(entries.map(encodeEntry));
+    } catch (error) {
+      this.#failure ??= asJournalError(error, this.#sessionId);
+      throw this.#failure;
+    } finally {
+      // Writes that arrived meanwhile go out together; #drain clears #writing when none wait.
+      void this.#drain();
+    }
   }
 
   /** Writes everything waiting in one append, until nothing waits. */

@@ -2,7 +2,7 @@
 
 import { SessionError } from "../errors.ts";
 import type { Message, Usage } from "../model/messages.ts";
-import type { ErrorInfo, RunState, StepToolCall } from "../run/types.ts";
+import type { ErrorInfo, RunState } from "../run/types.ts";
 import type { ToolResult } from "../tools/types.ts";
 
 /** Every entry names the run it belongs to: the id of the checkpoint its prompt opened. */
@@ -43,7 +43,7 @@ export type LogEntry =
       runData?: { data: Record<string, unknown>; seal: string };
     })
   /** The batch's results message, in call order, after the hooks. */
-  | (RunEntry & { type: "results"; message: Message; toolCalls: StepToolCall[] })
+  | (RunEntry & { type: "results"; message: Message })
   /** The run paused: the sealed state `resume` continues. */
   | (RunEntry & { type: "paused"; state: RunState })
   /** A recoverer took the run over (after a pause or a crash). */
@@ -65,7 +65,7 @@ const REQUIRED: Record<LogEntry["type"], Record<string, "string" | "object" | "a
   partial: { runId: "string", message: "object" },
   started: { runId: "string", callId: "string", name: "string", inputHash: "string" },
   result: { runId: "string", callId: "string", name: "string", result: "object" },
-  results: { runId: "string", message: "object", toolCalls: "object" },
+  results: { runId: "string", message: "object" },
   paused: { runId: "string", state: "object" },
   resumed: { runId: "string" },
   end: { runId: "string", subtype: "string" },
