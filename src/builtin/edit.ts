@@ -11,7 +11,6 @@
  *   its `recordSnapshot` (a string, for undo) and the edit itself could not keep its bytes.
  * - The file must have been read in this run and be unchanged since; the write is atomic.
  */
-import { createPatch } from "diff";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
 import { assertFresh, loadCurrent, recordRead, sha256, textOf } from "./read-records.ts";
@@ -96,7 +95,7 @@ export function editTool(env: BuiltinEnvironment) {
       });
       const replaced = input.replace_all === true ? count : 1;
       const summary = `Edited ${resolved.relative}: replaced ${replaced} occurrence${replaced === 1 ? "" : "s"}.`;
-      const diff = shortDiff(resolved.relative, text, updated);
+      const diff = await shortDiff(resolved.relative, text, updated);
       return diff === undefined ? summary : `${summary}\n\n${diff}`;
     },
   });
@@ -127,7 +126,9 @@ function replaceOnce(text: string, from: string, to: string): string {
   return text.slice(0, at) + to + text.slice(at + from.length);
 }
 
-function shortDiff(name: string, before: string, after: string): string | undefined {
+async function shortDiff(name: string, before: string, after: string): Promise<string | undefined> {
+  // Loaded on the first edit: an agent that never edits does not pay for it at import.
+  const { createPatch } = await import("diff");
   const patch = createPatch(name, before, after, undefined, undefined, {
     context: 2,
     timeout: DIFF_TIMEOUT_MS,

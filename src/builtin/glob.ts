@@ -1,6 +1,5 @@
 import * as fs from "node:fs";
 import path from "node:path";
-import { isDynamicPattern } from "tinyglobby";
 import { MATCH_STALL_MS, MatchTooSlowError, runBounded } from "./bounded-match.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath, Workspace } from "./environment.ts";
@@ -92,6 +91,8 @@ async function searchBase(
   const { pattern } = input;
   if (pattern.includes("\0")) throw new BuiltinToolError("The pattern contains a NUL byte.");
   const segments = pattern.split("/");
+  // Loaded on the first Glob (the matching itself runs in a worker): nothing at import.
+  const { isDynamicPattern } = await import("tinyglobby");
   let literal = 0;
   while (literal < segments.length - 1 && !isDynamicPattern(segments[literal]!)) literal += 1;
   const rest = segments.slice(literal).join("/");

@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
-import { rgPath } from "@vscode/ripgrep";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath } from "./environment.ts";
 import { hiddenNote } from "./workspace.ts";
@@ -98,20 +97,27 @@ export function grepTool(env: BuiltinEnvironment, options: { timeoutMs?: number 
       const limit = input.head_limit ?? GREP_DEFAULT_HEAD_LIMIT;
       // Files a Read deny or ask rule covers never reach the model; only their number does.
       const hidden = new Set<string>();
-      const run = await runRipgrep(env.workspace.root, rgArgs(input, mode, resolved.relative), {
-        limit,
-        timeoutMs,
-        signal: ctx.signal,
-        // With --null, "-l" ends each path with NUL; other modes print "path\0rest\n".
-        separator: mode === "files_with_matches" ? "\0" : "\n",
-        keep: (line) => {
-          if (line === "--") return true;
-          const file = stripDot(line.split("\0", 1)[0]!);
-          if (!env.hiddenFromSearch(file, "Grep")) return true;
-          hidden.add(file);
-          return false;
+      // Loaded on the first search: an agent that never greps does not pay for it at import.
+      const { rgPath } = await import("@vscode/ripgrep");
+      const run = await runRipgrep(
+        rgPath,
+        env.workspace.root,
+        rgArgs(input, mode, resolved.relative),
+        {
+          limit,
+          timeoutMs,
+          signal: ctx.signal,
+          // With --null, "-l" ends each path with NUL; other modes print "path\0rest\n".
+          separator: mode === "files_with_matches" ? "\0" : "\n",
+          keep: (line) => {
+            if (line === "--") return true;
+            const file = stripDot(line.split("\0", 1)[0]!);
+            if (!env.hiddenFromSearch(file, "Grep")) return true;
+            hidden.add(file);
+            return false;
+          },
         },
-      });
+      );
       if (ctx.signal.aborted) throw new BuiltinToolError("Grep was cancelled.");
       // rg names the files it could not read: hidden ones are left out there too.
       const stderr = withoutHidden(run.stderr, (file) => env.hiddenFromSearch(file, "Grep"));
@@ -255,6 +261,7 @@ interface RipgrepRun {
  * the time cap and on abort, so neither a huge output nor a slow search is buffered or awaited.
  */
 function runRipgrep(
+  rgPath: string,
   cwd: string,
   args: string[],
   options: {
