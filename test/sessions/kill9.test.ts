@@ -2,20 +2,17 @@
 // a real Postgres server: a child runs the agent, the parent SIGKILLs it at the point the child
 // reports, a second child resumes from the store alone. The model is the parent's mockServer,
 // so requests are counted across both processes and a malformed transcript would be a 400.
-import { join } from "node:path";
 import type { MockTurn } from "skein/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { resultText, toolResultsOf } from "../support/results.ts";
-import type { AgentTask } from "./children/agent-child.ts";
-import { openChildStore, useChildBackings } from "./helpers.ts";
+import { useChildBackings } from "./helpers.ts";
 import {
-  agentChild,
+  childSession,
   effects,
   expectWellFormed,
   killAt,
   type MockModel,
   outcomeOf,
-  SECRET,
   startMock,
 } from "./recovery-helpers.ts";
 
@@ -39,34 +36,8 @@ afterEach(async () => {
 
 let count = 0;
 describe.each(backings)("%s", (_, backing) => {
-  /** A fresh session (its own file or schema) and side-effect file, and the task for a child. */
-  function session(model: MockModel) {
-    count += 1;
-    const name = `k${count}`;
-    const base = {
-      store: backing(name),
-      sessionId: `session-${name}`,
-      modelUrl: model.server.url,
-      effects: join(dir, `${name}.effects`),
-      secret: SECRET,
-    };
-    return {
-      ...base,
-      run: (extra: Partial<AgentTask> = {}) =>
-        agentChild({ ...base, action: { kind: "run", prompt: "Charge the order." }, ...extra }),
-      resume: (extra: Partial<AgentTask> = {}) =>
-        agentChild({ ...base, action: { kind: "resume" }, ...extra }),
-      /** The session's entry labels, read back in this process. */
-      log: async () => {
-        const store = openChildStore(base.store);
-        try {
-          return (await store.read(base.sessionId)).map((row) => JSON.parse(row.data).type);
-        } finally {
-          await store.close();
-        }
-      },
-    };
-  }
+  const session = (model: MockModel) =>
+    childSession({ name: `k${++count}`, backing, dir, model, prompt: "Charge the order." });
 
   test("D1: killed after the input was logged, before the model answered: the prompt is sent again, once", async () => {
     model = await startMock([{ text: "Hello.", usage: FIRST }], { hangFirst: [0] });

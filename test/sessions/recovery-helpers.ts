@@ -1,12 +1,13 @@
 // Helpers of the kill -9 recovery tests: the mock model in the parent (shared by every child, so
 // requests are counted across processes), agent children, and what the side-effect file says.
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Message } from "skein";
 import { type MockRequest, type MockServer, type MockTurn, mockServer } from "skein/testing";
 import { expect } from "vitest";
 import { expectValidTranscript } from "../support/results.ts";
 import type { AgentTask } from "./children/agent-child.ts";
-import { type StoreChild, startChild } from "./helpers.ts";
+import { type ChildStore, openChildStore, type StoreChild, startChild } from "./helpers.ts";
 
 export interface MockModel {
   server: MockServer;
@@ -122,3 +123,44 @@ export function expectWellFormed(model: MockModel, messages: Message[]): void {
 }
 
 export const SECRET = "the same secret in every process";
+
+/**
+ * A fresh session for one test (its own SQLite file or Postgres schema, its own side-effect
+ * file), with the agent children that run and resume it, and a look at its log from the parent.
+ */
+export function childSession(options: {
+  name: string;
+  backing: (name: string) => ChildStore;
+  dir: string;
+  model: MockModel;
+  prompt: string;
+}) {
+  const { name } = options;
+  const base = {
+    store: options.backing(name),
+    sessionId: `session-${name}`,
+    modelUrl: options.model.server.url,
+    effects: join(options.dir, `${name}.effects`),
+    secret: SECRET,
+  };
+  const withStore = async <T>(body: (store: ReturnType<typeof openChildStore>) => Promise<T>) => {
+    const store = openChildStore(base.store);
+    try {
+      return await body(store);
+    } finally {
+      await store.close();
+    }
+  };
+  const rows = () => withStore((store) => store.read(base.sessionId));
+  return {
+    ...base,
+    withStore,
+    run: (extra: Partial<AgentTask> = {}) =>
+      agentChild({ ...base, action: { kind: "run", prompt: options.prompt }, ...extra }),
+    resume: (extra: Partial<AgentTask> = {}) =>
+      agentChild({ ...base, action: { kind: "resume" }, ...extra }),
+    /** The session's entry types, read back in this process. */
+    log: async () => (await rows()).map((row) => JSON.parse(row.data).type as string),
+    lastSeq: async () => (await rows()).length,
+  };
+}

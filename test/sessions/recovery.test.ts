@@ -1,16 +1,14 @@
 // Paused runs across a kill (D9), resumes that must be refused, and two processes recovering one
 // session at once, against a SQLite file and a real Postgres server. Children run the agent; the
 // model is the parent's mockServer (requests counted across processes, malformed ones a 400).
-import { join } from "node:path";
 import { anthropic, createBareAgent, loadSession, ResumeError } from "skein";
 import type { MockTurn } from "skein/testing";
 import { afterEach, describe, expect, test } from "vitest";
 import { resultText, toolResultsOf } from "../support/results.ts";
-import type { AgentTask } from "./children/agent-child.ts";
-import { openChildStore, useChildBackings } from "./helpers.ts";
+import { useChildBackings } from "./helpers.ts";
 import {
-  agentChild,
   type ChildOutcome,
+  childSession,
   effects,
   expectWellFormed,
   killAt,
@@ -53,34 +51,8 @@ afterEach(async () => {
 
 let count = 0;
 describe.each(backings)("%s", (_, backing) => {
-  function session(model: MockModel) {
-    count += 1;
-    const name = `r${count}`;
-    const base = {
-      store: backing(name),
-      sessionId: `session-${name}`,
-      modelUrl: model.server.url,
-      effects: join(dir, `${name}.effects`),
-      secret: SECRET,
-    };
-    const withStore = async <T>(body: (store: ReturnType<typeof openChildStore>) => Promise<T>) => {
-      const store = openChildStore(base.store);
-      try {
-        return await body(store);
-      } finally {
-        await store.close();
-      }
-    };
-    return {
-      ...base,
-      withStore,
-      run: (extra: Partial<AgentTask> = {}) =>
-        agentChild({ ...base, action: { kind: "run", prompt: "Charge both orders." }, ...extra }),
-      resume: (extra: Partial<AgentTask> = {}) =>
-        agentChild({ ...base, action: { kind: "resume" }, ...extra }),
-      lastSeq: () => withStore(async (store) => (await store.read(base.sessionId)).length),
-    };
-  }
+  const session = (model: MockModel) =>
+    childSession({ name: `r${++count}`, backing, dir, model, prompt: "Charge both orders." });
 
   test("D9: paused on approval, killed, a new process resumes from the store: each decision applies to its call", async () => {
     model = await startMock(TURNS);
