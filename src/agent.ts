@@ -2,15 +2,19 @@ import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import { statSync } from "node:fs";
 import path from "node:path";
+import type { Mailbox, MailboxMessage } from "./agents/mailbox.ts";
+import { checkAgentTools } from "./agents/reach.ts";
+import { type AgentHandle, registerAgent } from "./agents/registry.ts";
+import { type RunNextOptions, runNext } from "./agents/run-next.ts";
 import { closeBackground, createBackgroundTasks, runBackground } from "./builtin/background.ts";
-import type { BuiltinEnvironment } from "./builtin/environment.ts";
+import type { BuiltinEnvironment, Workspace } from "./builtin/environment.ts";
 import { BUILTIN_TOOL_NAMES, builtinTools } from "./builtin/index.ts";
 import { probeSandbox, sandboxPolicy } from "./builtin/sandbox.ts";
 import { createWorkspace } from "./builtin/workspace.ts";
 import { ConfigurationError } from "./errors.ts";
 import { ANTHROPIC_DEFAULT_MODEL } from "./model/anthropic.ts";
 import { modelFromName } from "./model/by-name.ts";
-import { type ContentBlock, emptyUsage, type Message } from "./model/messages.ts";
+import type { ContentBlock, Message } from "./model/messages.ts";
 import {
   AGENT_OPTION_KEYS,
   assertKnownOptions,
@@ -25,9 +29,9 @@ import { createPermissionGate, type PermissionGate } from "./permissions/gate.ts
 import { checkHardenedPreset } from "./permissions/preset.ts";
 import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
-import type { RunJournal } from "./run/journal.ts";
-import { type RunContext, runLoop } from "./run/loop.ts";
-import { type RestoredRun, restoreRun } from "./run/state.ts";
+import { runLoop } from "./run/loop.ts";
+import { newRun } from "./run/new-run.ts";
+import { restoreRun } from "./run/state.ts";
 import type {
   AgentEvent,
   AgentOptions,
@@ -82,6 +86,14 @@ export interface Agent {
    * once they ended, under the hardened preset after the sandbox's clean-up. The agent stays usable.
    */
   close(): Promise<void>;
+  /**
+   * Runs the oldest task handed off to this agent (`to`, default its `id`) as a top-level run,
+   * narrowed by the sender's restrictions, and acks it; `undefined` when none waits.
+   */
+  runNext(
+    mailbox: Mailbox,
+    options?: RunNextOptions,
+  ): Promise<(SDKResultMessage & { task: MailboxMessage }) | undefined>;
 }
 
 /** A checked, reusable agent definition: no connection, no state. */
@@ -95,22 +107,75 @@ export function defineAgent(options: AgentOptions): AgentDefinition {
 
 /** An agent with skein's built-in tools (Read, LS, Glob, Grep, Write, Edit, Bash, ...) followed by yours. */
 export function createAgent(options: AgentOptions | AgentDefinition): Agent {
-  return agentFrom(...assemble(options, { builtins: true }));
+  return build(options, { builtins: true });
 }
 
 /** An agent with only the tools you give it. */
 export function createBareAgent(options: AgentOptions | AgentDefinition): Agent {
-  return agentFrom(...assemble(options, { builtins: false }));
+  return build(options, { builtins: false });
+}
+
+type Choice = { builtins: boolean; definition?: boolean; alsoKnown?: readonly string[] };
+
+/** Assembles an agent and keeps its handle, so agent tools and handoffs can run it narrowed or hardened. */
+function build(options: AgentOptions, choice: Choice): Agent {
+  const [config, context] = assemble(options, choice);
+  const handle = handleFor(options, choice, config, context);
+  const agent = agentFrom(config, context, handle);
+  registerAgent(agent, handle);
+  return agent;
+}
+
+function handleFor(
+  options: AgentOptions,
+  choice: Choice,
+  config: EngineConfig,
+  context: AgentContext,
+): AgentHandle {
+  let hardened: AgentHandle | undefined;
+  let agent: Agent | undefined;
+  const handle: AgentHandle = {
+    config,
+    workspace: context.workspace,
+    run: (prompt, runOptions) => {
+      agent ??= agentFrom(config, context);
+      return agent.run(prompt, runOptions);
+    },
+    hardened: () => {
+      if (config.hardened) return handle;
+      if (!hardened) {
+        const hardenedOptions: AgentOptions = { ...options, preset: "hardened" };
+        const [h, c] = assemble(hardenedOptions, choice);
+        hardened = handleFor(hardenedOptions, choice, h, c);
+      }
+      return hardened;
+    },
+    narrowed: (carried) => {
+      const own = options.permissions ?? {};
+      const narrowedOptions: AgentOptions = {
+        ...options,
+        permissions: {
+          ...own,
+          deny: [...(own.deny ?? []), ...carried.deny],
+          ask: [...(own.ask ?? []), ...carried.ask],
+        },
+        disallowedTools: [...(options.disallowedTools ?? []), ...carried.hidden],
+      };
+      // The carried rules were written for the sender's tools: they may name tools this agent lacks.
+      const named = [...carried.deny, ...carried.ask].map((rule) => rule.replace(/\(.*$/s, ""));
+      const wider: Choice = { ...choice, alsoKnown: [...(choice.alsoKnown ?? []), ...named] };
+      const [n, c] = assemble(narrowedOptions, wider);
+      return handleFor(narrowedOptions, wider, n, c);
+    },
+  };
+  return handle;
 }
 
 /**
  * Plugs the workspace, the built-in tools, the permission gate and the preset into the engine's
  * configuration. The engine sees them only through `resolveConfig`'s small interfaces.
  */
-function assemble(
-  options: AgentOptions,
-  choice: { builtins: boolean; definition?: boolean },
-): [EngineConfig, AgentContext] {
+function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentContext] {
   const prefix = "AgentOptions";
   assertKnownOptions(prefix, options, AGENT_OPTION_KEYS);
   assertOneOf(prefix, "preset", options.preset, ["hardened"]);
@@ -149,21 +214,28 @@ function assemble(
       : {}),
     permissions: (tools, { extraDeny }) => {
       if (hardened) checkHardenedPreset(tools, prefix);
+      const reachable = checkAgentTools(tools, { root: workspace.root, hardened, prefix });
       gate = createPermissionGate({
         rules: options.permissions,
         extraDeny,
         tools,
         workspace,
         prefix,
-        // A definition may go to createAgent later: rules may name the built-ins it will have.
-        ...(choice.definition ? { alsoKnown: BUILTIN_TOOL_NAMES } : {}),
+        // A definition may go to createAgent later: rules may name the built-ins it will have;
+        // rules may also name the tools of the agents this one's agent tools start.
+        alsoKnown: [
+          ...(choice.definition ? BUILTIN_TOOL_NAMES : []),
+          ...reachable,
+          ...(choice.alsoKnown ?? []),
+        ],
       });
       return gate;
     },
   });
+  if (hardened) config.hardened = true;
   // With a session store, a reply is logged before any of its calls is prepared: no eager starts.
   if (store) config.eager = false;
-  return [config, { ...(store ? { store } : {}), root: workspace.root }];
+  return [config, { ...(store ? { store } : {}), root: workspace.root, workspace }];
 }
 
 function workspaceRoot(cwd: unknown, prefix: string): string {
@@ -223,7 +295,7 @@ export function query(options: QueryOptions): AsyncGenerator<AgentEvent, void, u
   return createAgent(agentOptions).stream(prompt, runOptions);
 }
 
-function agentFrom(config: EngineConfig, context: AgentContext): Agent {
+function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHandle): Agent {
   const { store } = context;
   const fresh = (prompt: Prompt, options: RunOptions | undefined) => {
     assertKnownOptions("RunOptions", options, RUN_OPTION_KEYS);
@@ -286,6 +358,10 @@ function agentFrom(config: EngineConfig, context: AgentContext): Agent {
         secret: config.approvalSecret,
       }),
     close: () => closeBackground(config.background),
+    runNext: async (mailbox, options) => {
+      if (!handle) throw new ConfigurationError("runNext: this agent cannot receive handoffs.");
+      return runNext(handle, mailbox, options);
+    },
   };
 }
 
@@ -313,6 +389,7 @@ interface AgentContext {
   store?: SessionStore;
   /** The workspace root, canonical. */
   root: string;
+  workspace: Workspace;
 }
 
 /**
@@ -430,39 +507,6 @@ async function* streamEvents(
     }
     unlink();
   }
-}
-
-function newRun(
-  config: EngineConfig,
-  options: Partial<RestoredRun> & {
-    sessionId: string;
-    messages: Message[];
-    emit: (event: AgentEvent) => void;
-    signal: AbortSignal;
-    journal?: RunJournal;
-    checkpointId?: string;
-  },
-): RunContext {
-  const seenIds = new Set<string>();
-  for (const message of options.messages) {
-    if (typeof message.content === "string") continue;
-    for (const block of message.content) if (block.type === "tool_use") seenIds.add(block.id);
-  }
-  return {
-    config,
-    sessionId: options.sessionId,
-    signal: options.signal,
-    emit: options.emit,
-    runData: options.runData ?? new Map(),
-    messages: options.messages,
-    steps: options.steps ?? [],
-    usage: options.usage ?? emptyUsage(),
-    numTurns: options.numTurns ?? 0,
-    seenIds,
-    startedAt: Date.now(),
-    ...(options.journal ? { journal: options.journal } : {}),
-    ...(options.checkpointId !== undefined ? { checkpointId: options.checkpointId } : {}),
-  };
 }
 
 function checkPrompt(prompt: unknown): void {

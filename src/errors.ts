@@ -38,6 +38,8 @@ export class AbortError extends SkeinError {
   /** The run's model calls and tokens up to the abort (a resumed run counts from its start). */
   readonly numTurns?: number;
   readonly usage?: Usage;
+  /** `usage` plus what the child runs of agent tools spent, aborted ones included. */
+  readonly totalUsage?: Usage;
 
   constructor(options: {
     messages: Message[];
@@ -45,12 +47,14 @@ export class AbortError extends SkeinError {
     reason?: unknown;
     numTurns?: number;
     usage?: Usage;
+    totalUsage?: Usage;
   }) {
     super("The run was aborted.", { cause: options.reason });
     this.messages = options.messages;
     this.sessionId = options.sessionId;
     if (options.numTurns !== undefined) this.numTurns = options.numTurns;
     if (options.usage !== undefined) this.usage = options.usage;
+    if (options.totalUsage !== undefined) this.totalUsage = options.totalUsage;
   }
 }
 

@@ -1,5 +1,10 @@
 export type { Agent, AgentDefinition, Prompt, QueryOptions } from "./agent.ts";
 export { createAgent, createBareAgent, defineAgent, query } from "./agent.ts";
+export type { AgentToolOptions, DelegateInput, DelegateToolOptions } from "./agents/agent-tool.ts";
+export { agentTool, delegateTool } from "./agents/agent-tool.ts";
+export type { Mailbox, MailboxMessage, MailboxPost } from "./agents/mailbox.ts";
+export { createMailbox } from "./agents/mailbox.ts";
+export type { RunNextOptions } from "./agents/run-next.ts";
 export {
   AbortError,
   APIConnectionError,
@@ -49,6 +54,7 @@ export type {
 } from "./model/model.ts";
 export type { OpenAIOptions } from "./model/openai.ts";
 export { openai } from "./model/openai.ts";
+export type { Restrictions } from "./run/config.ts";
 export { PARALLEL_CALLS_HINT } from "./run/config.ts";
 export type {
   AgentEvent,
@@ -58,6 +64,7 @@ export type {
   ErrorInfo,
   PendingToolCall,
   ResumeOptions,
+  RunEvent,
   RunOptions,
   RunState,
   SDKResultMessage,

@@ -75,6 +75,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "systemPrompt",
   "tools",
   "maxTurns",
+  "maxDepth",
   "toolConcurrency",
   "toolExecution",
   "toolBatchPolicy",

@@ -5,6 +5,7 @@ import {
   type Prompt,
   type SDKResultMessage,
 } from "../index.ts";
+import { emptyUsage } from "../model/messages.ts";
 import { askApprovals } from "./approve.ts";
 import { CliError, describeFailure, type FailureContext } from "./failure.ts";
 import { type Interrupts, watchInterrupts } from "./interrupt.ts";
@@ -116,12 +117,8 @@ function abortedResult(error: AbortError, durationMs: number): SDKResultMessage 
     isError: true,
     numTurns: error.numTurns ?? 0,
     sessionId: error.sessionId,
-    usage: error.usage ?? {
-      inputTokens: 0,
-      outputTokens: 0,
-      cacheReadInputTokens: 0,
-      cacheCreationInputTokens: 0,
-    },
+    usage: error.usage ?? emptyUsage(),
+    totalUsage: error.totalUsage ?? error.usage ?? emptyUsage(),
     durationMs,
     messages: error.messages,
     steps: [],

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { type BuiltinPermission, builtinInfo } from "../builtin/define.ts";
 import type { Workspace } from "../builtin/environment.ts";
 import { ConfigurationError } from "../errors.ts";
@@ -145,13 +146,28 @@ export function createPermissionGate(options: {
 
   const patterned = [...deny, ...ask, ...allow].filter((rule) => rule.matches !== undefined);
   // Synchronous where it can be, so a call's permission check costs no extra turns of the event loop.
-  const view = (tool: ToolDefinition, input: unknown): CallView | Promise<CallView> => {
+  const view = (
+    tool: ToolDefinition,
+    input: unknown,
+    base?: Workspace,
+  ): CallView | Promise<CallView> => {
     const permission = builtinInfo(tool)?.permission;
+    // A child agent's call names paths from the child's own root, which lies inside this one.
+    const from = base && base.root !== workspace.root ? base : undefined;
     if (permission?.kind === "bash") {
       const call = viewOf(permission, input, workspace) as CallView;
-      const bash = bashConcerns(call.bash!, workspace, readRulesFor, editRulesFor);
+      const bash = from
+        ? bashConcerns(
+            call.bash!,
+            from,
+            rerooted(readRulesFor, from.root, workspace.root),
+            rerooted(editRulesFor, from.root, workspace.root),
+          )
+        : bashConcerns(call.bash!, workspace, readRulesFor, editRulesFor);
       return bash instanceof Promise ? bash.then((b) => ({ ...call, bash: b })) : { ...call, bash };
     }
+    if (permission && from && permission.kind !== "none")
+      return rerootedView(viewOf(permission, input, from), from.root, workspace.root);
     if (permission) return viewOf(permission, input, workspace);
     // A custom tool's ruleContent runs only when a pattern rule names the tool.
     if (!tool.ruleContent || !patterned.some((rule) => rule.appliesTo(tool)))
@@ -234,15 +250,16 @@ export function createPermissionGate(options: {
     readDenyPatterns: readDeny.map((rule) => rule.pathPattern!),
     hiddenFromSearch: (relative, tool) =>
       readDenied(relative) || readAsked(relative) || hiddenFrom(relative, tool),
-    hides: (name) => {
-      const tool = tools.get(name);
-      return tool !== undefined && bare.some((rule) => rule.appliesTo(tool));
+    hides: (name, given) => {
+      const tool = tools.get(name) ?? given;
+      if (tool) return bare.some((rule) => rule.appliesTo(tool));
+      return bare.some((rule) => rule.names(name));
     },
-    denial: (tool, input) => then(view(tool, input), (call) => denialOf(tool, call)),
-    decide: (tool, input) =>
+    denial: (tool, input, base) => then(view(tool, input, base), (call) => denialOf(tool, call)),
+    decide: (tool, input, base) =>
       unruled.has(tool.name) && tools.get(tool.name) === tool
         ? ALLOW
-        : then(view(tool, input), (call) => judge(tool, call)),
+        : then(view(tool, input, base), (call) => judge(tool, call)),
     recheck(name, given, opened) {
       // The gate approved `given` as it resolved then; the opened path must not be one the rules
       // would have treated differently (a symlink swapped in since the check).
@@ -381,6 +398,33 @@ async function pathView(
     }
   }
   return { family, paths };
+}
+
+/** Paths relative to `from` (a directory inside `root`), as paths relative to `root`. */
+function toRoot(from: string, root: string, relative: string | undefined): string | undefined {
+  return relative === undefined ? undefined : lexicalRelative(root, path.join(from, relative));
+}
+
+async function rerootedView(
+  view: CallView | Promise<CallView>,
+  from: string,
+  root: string,
+): Promise<CallView> {
+  const call = await view;
+  return { ...call, paths: call.paths.map((relative) => toRoot(from, root, relative)) };
+}
+
+/** Path rules of this root, asked about paths relative to `from`. */
+function rerooted<Rules extends object>(rules: Rules, from: string, root: string): Rules {
+  const wrapped: Record<string, unknown> = { ...(rules as Record<string, unknown>) };
+  for (const [key, value] of Object.entries(rules as Record<string, unknown>)) {
+    if (typeof value === "function")
+      wrapped[key] = (relative: string) => {
+        const inRoot = toRoot(from, root, relative);
+        return inRoot !== undefined && (value as (relative: string) => boolean)(inRoot);
+      };
+  }
+  return wrapped as Rules;
 }
 
 function warnAboutBroadRules(allow: CompiledRule[]): void {

@@ -258,7 +258,7 @@ async function checkBatchPolicy(records: CallRecord[], env: CallEnvironment): Pr
   let decision: unknown;
   try {
     decision = await untilAborted(
-      policy.validate({ toolCalls: records.map(toolCallOf) }),
+      policy.validate({ toolCalls: records.map((record) => toolCallOf(record, env.config)) }),
       env.signal,
     );
   } catch (error) {

@@ -1,4 +1,5 @@
 import { messageForModel, type ToolTimeoutError } from "../errors.ts";
+import { runtimeOf } from "../tools/definition.ts";
 import { assertSerialisable, InvalidToolResultError } from "../tools/result.ts";
 import type {
   SandboxPolicy,
@@ -9,8 +10,9 @@ import type {
 } from "../tools/types.ts";
 import type { EngineConfig } from "./config.ts";
 import type { RunJournal } from "./journal.ts";
+import type { ChildResume, RunLink } from "./link.ts";
 import type { Schedulable } from "./schedule.ts";
-import type { AgentEvent } from "./types.ts";
+import type { AgentEvent, PendingToolCall, RunState } from "./types.ts";
 
 /*
  * A call's life is a record mutated by three phases, each in its own file: prepare-call.ts
@@ -56,7 +58,7 @@ export interface CallRecord extends Schedulable {
    * Why the call waits, so the run pauses: for the app's output ("external"), for approval
    * ("approval"), or behind an earlier call that waits for approval ("held").
    */
-  pending?: "external" | "approval" | "held";
+  pending?: "external" | "approval" | "held" | "child";
   /** Why the rules asked for approval (for the approval handler and the paused result). */
   approvalReason?: string;
   /** Arrived early and needs the approval handler: asked once the reply is complete. */
@@ -71,6 +73,10 @@ export interface CallRecord extends Schedulable {
   failRun?: ToolTimeoutError;
   /** An `afterToolCall` hook asked to stop the run after this batch. */
   stop?: boolean;
+  /** An agent tool call whose child run paused: its state and the calls waiting in it. */
+  child?: { state: RunState; pending: PendingToolCall[] };
+  /** On resume: the paused child this call continues. */
+  resumeChild?: ChildResume;
 }
 
 /** What the call phases need from the run. */
@@ -85,6 +91,8 @@ export interface CallEnvironment {
   sandbox?: SandboxPolicy;
   /** The session's write-ahead log, when the agent has a session store. */
   journal?: RunJournal;
+  /** Where the run stands among agent tool runs (depth, usage of child runs). */
+  link?: RunLink;
 }
 
 export function newCallRecord(id: string, name: string, rawInput: unknown): CallRecord {
@@ -109,8 +117,12 @@ export function errorResult(
   return { content: message, isError: true, details: { reason, ...extra } };
 }
 
-export function toolCallOf(record: CallRecord): ToolCall {
-  return { id: record.id, name: record.name, input: record.rawInput, kind: "tool" };
+/** The call as the batch policy and `ToolContext.call` see it; agent tools' calls are `"agent_tool"`. */
+export function toolCallOf(record: CallRecord, config: EngineConfig): ToolCall {
+  const tool =
+    record.tool ?? (config.visible.has(record.name) ? config.tools.get(record.name) : undefined);
+  const kind = tool && runtimeOf(tool).agent ? "agent_tool" : "tool";
+  return { id: record.id, name: record.name, input: record.rawInput, kind };
 }
 
 /** Normalises a returned (or app-provided) value; a value skein cannot send becomes an error result. */

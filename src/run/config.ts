@@ -1,3 +1,4 @@
+import type { Workspace } from "../builtin/environment.ts";
 import { ConfigurationError } from "../errors.ts";
 import { isModel, type Model, type ModelToolSpec } from "../model/model.ts";
 import {
@@ -19,6 +20,7 @@ import type {
   SandboxPolicy,
   ToolDefinition,
 } from "../tools/types.ts";
+import { DEFAULT_MAX_DEPTH } from "./link.ts";
 import type { AgentHooks, AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./types.ts";
 
 export const DEFAULT_MAX_TURNS = 100;
@@ -51,12 +53,31 @@ export type PermissionDecision =
  * through this, as it knows providers only through `Model`.
  */
 export interface PermissionLayer {
-  /** Synchronous where no file system access is needed: a permission check then costs no await. */
-  decide(tool: ToolDefinition, input: unknown): PermissionDecision | Promise<PermissionDecision>;
+  /**
+   * Synchronous where no file system access is needed: a permission check then costs no await.
+   * `base`: the workspace the call's paths are relative to, when it is a child agent's (inside
+   * this layer's own).
+   */
+  decide(
+    tool: ToolDefinition,
+    input: unknown,
+    base?: Workspace,
+  ): PermissionDecision | Promise<PermissionDecision>;
   /** Deny rules alone, for input an approval rewrote or a resumed state carries. */
-  denial(tool: ToolDefinition, input: unknown): string | undefined | Promise<string | undefined>;
-  /** Tools a bare deny rule hides from the model. */
-  hides(name: string): boolean;
+  denial(
+    tool: ToolDefinition,
+    input: unknown,
+    base?: Workspace,
+  ): string | undefined | Promise<string | undefined>;
+  /** Tools a bare deny rule hides from the model (`tool`: the definition, when the layer's agent has none of that name). */
+  hides(name: string, tool?: ToolDefinition): boolean;
+}
+
+/** The narrowing a handoff carries: deny and ask rules, and tool names hidden (design/agents.md). */
+export interface Restrictions {
+  deny: string[];
+  ask: string[];
+  hidden: string[];
 }
 
 /** What the caller of `resolveConfig` plugs in besides the options (agent.ts gives all of it). */
@@ -84,6 +105,17 @@ export interface EngineConfig {
   tools: Map<string, ToolDefinition>;
   /** Names the model may call (after allowedTools/disallowedTools). */
   visible: Set<string>;
+  /**
+   * Whether allowedTools/disallowedTools and bare deny rules let the model see a tool of this
+   * name, whether or not this agent has it (a child's tools must pass every ancestor's).
+   */
+  admits(name: string, tool?: ToolDefinition): boolean;
+  /** The deny and ask rules and hidden names of this agent (and of the chain above it), as written. */
+  restrictions: Restrictions;
+  /** `maxDepth`: how deep agent tools may nest runs under this agent's. */
+  maxDepth: number;
+  /** Under the hardened preset. */
+  hardened?: boolean;
   /** The tool list sent to the model, built once. */
   toolSpecs: ModelToolSpec[];
   maxTurns: number;
@@ -113,6 +145,7 @@ export function resolveConfig(
   assertKnownOptions(prefix, options, AGENT_OPTION_KEYS);
   const model = resolveModelChoice(options, prefix);
   assertPositiveInteger(prefix, "maxTurns", options.maxTurns);
+  assertPositiveInteger(prefix, "maxDepth", options.maxDepth);
   assertPositiveInteger(prefix, "maxResultChars", options.maxResultChars);
   if (options.systemPrompt !== undefined && typeof options.systemPrompt !== "string") {
     throw new ConfigurationError(
@@ -148,7 +181,9 @@ export function resolveConfig(
   }
   const filters = toolFilters(options, prefix);
   const permissions = resolution.permissions?.(tools, { extraDeny: filters.denyRules });
-  const visible = visibleNames(tools, filters, permissions);
+  const admits = (name: string, tool?: ToolDefinition) =>
+    admitted(name, filters, permissions, tool);
+  const visible = new Set([...tools.keys()].filter((name) => admits(name)));
   const toolSpecs = [...visible].map((name) => {
     const tool = tools.get(name)!;
     return { name: tool.name, description: tool.description, input_schema: tool.inputSchema };
@@ -184,6 +219,9 @@ export function resolveConfig(
     system,
     tools,
     visible,
+    admits,
+    restrictions: restrictionsOf(options),
+    maxDepth: options.maxDepth ?? DEFAULT_MAX_DEPTH,
     toolSpecs,
     maxTurns: options.maxTurns ?? DEFAULT_MAX_TURNS,
     mode,
@@ -314,19 +352,28 @@ function toolFilters(options: AgentOptions, prefix: string): ToolFilters {
   };
 }
 
-function visibleNames(
-  tools: Map<string, ToolDefinition>,
+function admitted(
+  name: string,
   filters: ToolFilters,
   permissions: PermissionLayer | undefined,
-): Set<string> {
-  const visible = new Set<string>();
-  for (const name of tools.keys()) {
-    if (filters.allowed && !filters.allowed.some((matches) => matches(name))) continue;
-    if (filters.disallowed.some((matches) => matches(name))) continue;
-    if (permissions?.hides(name)) continue;
-    visible.add(name);
-  }
-  return visible;
+  tool: ToolDefinition | undefined,
+): boolean {
+  if (filters.allowed && !filters.allowed.some((matches) => matches(name))) return false;
+  if (filters.disallowed.some((matches) => matches(name))) return false;
+  return !permissions?.hides(name, tool);
+}
+
+/** The agent's own deny and ask rules and hidden names, as a handoff carries them. */
+function restrictionsOf(options: AgentOptions): Restrictions {
+  const disallowed = (options.disallowedTools ?? []) as string[];
+  return {
+    deny: [
+      ...((options.permissions?.deny ?? []) as string[]),
+      ...disallowed.filter((entry) => entry.includes("(")),
+    ],
+    ask: [...((options.permissions?.ask ?? []) as string[])],
+    hidden: disallowed.filter((entry) => !entry.includes("(")),
+  };
 }
 
 /** Whether two calls of one reply could ever run at the same time under this configuration. */

@@ -12,7 +12,8 @@ import {
 } from "./call.ts";
 import type { RunJournal } from "./journal.ts";
 import { toJsonValue } from "./json.ts";
-import type { AgentEvent } from "./types.ts";
+import { type AgentRuntime, rootLink } from "./link.ts";
+import type { AgentEvent, PendingToolCall, RunState } from "./types.ts";
 
 const RESERVED_EVENT_TYPES = new Set([
   "run_start",
@@ -31,6 +32,7 @@ const RESERVED_EVENT_TYPES = new Set([
 
 type Settled =
   | { kind: "value"; value: unknown }
+  | { kind: "child"; state: RunState; pending: PendingToolCall[] }
   | { kind: "threw"; error: unknown }
   | { kind: "timeout" }
   | { kind: "pause" };
@@ -43,7 +45,8 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
   const tool = record.tool!;
   // Write-ahead: the handler runs only once the log says it started (design/sessions.md).
   // (A tool without a handler, `execute: false`, only pauses for the app: nothing starts.)
-  const runsCode = runtime.execute !== undefined || runtime.onCalled !== undefined;
+  const runsCode =
+    runtime.execute !== undefined || runtime.onCalled !== undefined || runtime.agent !== undefined;
   if (env.journal && runsCode && !(await logStarted(record, env.journal))) return;
   record.reachedHandler = true;
 
@@ -57,7 +60,7 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
   let ended = false;
   const context: ToolContext = {
     callId: record.id,
-    call: toolCallOf(record),
+    call: toolCallOf(record, env.config),
     sessionId: env.sessionId,
     signal: controller?.signal ?? env.signal,
     emit: (event: CustomEvent) => {
@@ -94,7 +97,9 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
   let timer: NodeJS.Timeout | undefined;
   let settled: Settled;
   try {
-    const work = invoke(record, runtime, context);
+    const work = runtime.agent
+      ? invokeAgent(record, runtime.agent, env, context.signal)
+      : invoke(record, runtime, context);
     if (controller) {
       const timeoutMs = tool.timeoutMs!;
       const timeout = new Promise<Settled>((resolve) => {
@@ -154,6 +159,21 @@ function runDataOf(store: Map<string, unknown>): RunData {
   return view;
 }
 
+/** Runs an agent tool's child (or resumes it) on the call's signal. */
+async function invokeAgent(
+  record: CallRecord,
+  agent: AgentRuntime,
+  env: CallEnvironment,
+  signal: AbortSignal,
+): Promise<Settled> {
+  try {
+    const link = env.link ?? rootLink(env.config, () => 0);
+    return await agent.invoke(record, { env, link }, signal, record.resumeChild);
+  } catch (error) {
+    return { kind: "threw", error };
+  }
+}
+
 /** Calls onToolCalled and the handler; drains an async generator into progress updates. */
 async function invoke(
   record: CallRecord,
@@ -195,6 +215,10 @@ async function settle(
   switch (settled.kind) {
     case "pause":
       record.pending = "external";
+      return;
+    case "child":
+      record.pending = "child";
+      record.child = { state: settled.state, pending: settled.pending };
       return;
     case "timeout": {
       const timeoutMs = record.tool!.timeoutMs!;

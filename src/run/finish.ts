@@ -3,7 +3,8 @@
 import { describeThrown } from "../errors.ts";
 import type { RunEnd } from "./journal.ts";
 import type { RunContext } from "./loop.ts";
-import type { PendingToolCall, SDKResultMessage } from "./types.ts";
+import { totalUsageOf } from "./state.ts";
+import type { SDKResultMessage } from "./types.ts";
 
 /** The run's result message. */
 export function finish(
@@ -29,6 +30,7 @@ export function finish(
     numTurns: run.numTurns,
     sessionId: run.sessionId,
     usage: { ...run.usage },
+    totalUsage: totalUsageOf(run),
     durationMs: Date.now() - run.startedAt,
     messages: run.messages,
     steps: run.steps,
@@ -69,26 +71,4 @@ export async function closeJournal(
       error: failure,
     };
   }
-}
-
-/**
- * A waiting call as a paused result lists it: calls waiting for the app or for approval. Held
- * calls wait for no one (they run on resume once the approvals are in), so they are not listed.
- */
-export function pendingCall(call: {
-  id: string;
-  name: string;
-  input: unknown;
-  reason?: string;
-  approvalReason?: string;
-}): PendingToolCall[] {
-  if (call.reason !== "external" && call.reason !== "approval") return [];
-  const pending: PendingToolCall = {
-    id: call.id,
-    name: call.name,
-    input: call.input,
-    reason: call.reason,
-  };
-  if (call.approvalReason !== undefined) pending.approvalReason = call.approvalReason;
-  return [pending];
 }

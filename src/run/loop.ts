@@ -10,9 +10,11 @@ import type { Model } from "../model/model.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import { claimEarly, claimToolCalls } from "./claim-calls.ts";
-import { closeJournal, finish, pendingCall } from "./finish.ts";
+import { closeJournal, finish } from "./finish.ts";
+import type { RunLink } from "./link.ts";
 import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
-import { fillToolOutputs, pausedState, type RestoredRun } from "./state.ts";
+import { fillToolOutputs, pausedState, type RestoredRun, totalUsageOf } from "./state.ts";
+import { pendingOf } from "./tree.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage, Step, StepToolCall } from "./types.ts";
 
 /** Everything one run carries from turn to turn. */
@@ -28,6 +30,7 @@ export interface RunContext extends CallEnvironment {
   turnOpen?: boolean;
   /** The session checkpoint this run's prompt opened (with a session store). */
   checkpointId?: string;
+  link: RunLink;
 }
 
 /**
@@ -111,13 +114,10 @@ async function loop(
           result: outcome.result,
           structuredResult: outcome.structuredResult,
         });
-      case "paused":
-        return finish(run, "paused", {
-          pending: outcome.records.flatMap((record) =>
-            pendingCall({ ...record, reason: record.pending }),
-          ),
-          state: pausedState(run, outcome.records, outcome.blocks),
-        });
+      case "paused": {
+        const state = pausedState(run, outcome.records, outcome.blocks);
+        return finish(run, "paused", { pending: pendingOf(state), state });
+      }
       case "max_turns":
         return finish(run, "error_max_turns", { state: pausedState(run) });
       case "failed":
@@ -302,5 +302,6 @@ function throwIfAborted(run: RunContext): void {
       reason: run.signal.reason,
       numTurns: run.numTurns,
       usage: { ...run.usage },
+      totalUsage: totalUsageOf(run),
     });
 }

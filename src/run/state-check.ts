@@ -86,8 +86,13 @@ function checkBatch(calls: PausedCall[], last: Message | undefined, uses: string
     if (status !== "done" && status !== "pending")
       refuse(`the call "${call.id}" has an unknown status`);
     const reason: unknown = call.status === "pending" ? call.reason : "external";
-    if (reason !== "external" && reason !== "approval" && reason !== "held")
+    if (reason !== "external" && reason !== "approval" && reason !== "held" && reason !== "child")
       refuse(`the call "${call.id}" waits for an unknown reason`);
+    if (reason === "child") {
+      const nested: unknown = (call as { state?: unknown }).state;
+      if (typeof nested !== "object" || nested === null || Array.isArray(nested))
+        refuse(`the call "${call.id}" waits in a child run but holds no state for it`);
+    }
     if (call.status === "done") checkDoneCall(call);
     if (uses[index] !== call.id)
       refuse(

@@ -1,14 +1,22 @@
 import { messageForModel, ResumeError, ToolTimeoutError } from "../errors.ts";
-import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
+import {
+  addUsage,
+  emptyUsage,
+  type Message,
+  type ToolResultBlock,
+  type Usage,
+} from "../model/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { type CallRecord, errorResult, newCallRecord, resultFromValue } from "./call.ts";
 import type { EngineConfig, PermissionDecision } from "./config.ts";
 import { toJsonValue } from "./json.ts";
+import { type ChildResume, type RunLink, rootLink } from "./link.ts";
 import type { RunContext } from "./loop.ts";
 import { applyApproval } from "./prepare-call.ts";
 import { batchDigest, callTuple, sealCall, sealMatches, sealValue } from "./seal.ts";
 import { checkStateStory } from "./state-check.ts";
+import { routeAnswers } from "./tree.ts";
 import type { PausedCall, ResumeOptions, RunState, Step } from "./types.ts";
 
 /** What `restoreRun` hands the loop: the run so far, and the records of an interrupted batch. */
@@ -25,6 +33,8 @@ export interface RestoredRun {
   /** Approved and held calls, which run when the batch resumes. */
   runnable: CallRecord[];
   runData: Map<string, unknown>;
+  /** The run's place in a tree of agent runs. */
+  link: RunLink;
 }
 
 /**
@@ -41,6 +51,7 @@ export function pausedState(
     sessionId: run.sessionId,
     numTurns: run.numTurns,
     usage: { ...run.usage },
+    totalUsage: totalUsageOf(run),
     messages: run.messages,
     steps: run.steps,
   };
@@ -51,6 +62,15 @@ export function pausedState(
   if (records) {
     state.batch = {
       calls: records.map((record, index): PausedCall => {
+        if (record.pending === "child")
+          return {
+            id: record.id,
+            name: record.name,
+            input: record.input,
+            status: "pending",
+            reason: "child",
+            state: record.child!.state,
+          };
         if (record.pending) {
           const call: PausedCall = {
             id: record.id,
@@ -59,7 +79,8 @@ export function pausedState(
             status: "pending",
             reason: record.pending,
           };
-          if (record.approvalReason !== undefined) call.approvalReason = record.approvalReason;
+          if (record.approvalReason !== undefined)
+            (call as { approvalReason?: string }).approvalReason = record.approvalReason;
           return call;
         }
         const call: PausedCall = {
@@ -103,6 +124,7 @@ export async function restoreRun(
   state: unknown,
   config: EngineConfig,
   options: ResumeOptions,
+  link: RunLink = rootLink(config, () => 0),
 ): Promise<RestoredRun> {
   if (typeof state === "string") {
     try {
@@ -131,10 +153,26 @@ export async function restoreRun(
   }
   // The whole story first: a state edited to replay, reorder or re-answer calls goes no further.
   checkStateStory(candidate as RunState);
-  const toolOutputs = options.toolOutputs ?? {};
-  const approvals: Record<string, unknown> = options.approvals ?? {};
-  if (typeof approvals !== "object" || approvals === null || Array.isArray(approvals))
-    throw new ResumeError("resume: approvals must be an object mapping call ids to decisions.");
+  for (const [name, given] of [
+    ["toolOutputs", options.toolOutputs],
+    ["approvals", options.approvals],
+  ] as const) {
+    if (
+      given !== undefined &&
+      (typeof given !== "object" || given === null || Array.isArray(given))
+    )
+      throw new ResumeError(
+        `resume: ${name} must be an object mapping call ids to ${name === "approvals" ? "decisions" : "outputs"}.`,
+      );
+  }
+  // Answers for calls waiting inside child runs go down to those runs.
+  const routed = routeAnswers(candidate as RunState, options);
+  const toolOutputs = routed.own.toolOutputs;
+  const approvals = routed.own.approvals;
+  link.childUsage = childUsageOf(candidate);
+  // Until the run starts (and counts live), what a child may take is what the state has left.
+  const turnsUsed = candidate.numTurns;
+  link.turnsLeft = () => config.maxTurns - turnsUsed;
   const restored: RestoredRun = {
     sessionId: candidate.sessionId,
     // Resuming never changes the state it was given: it can be resumed again.
@@ -152,6 +190,7 @@ export async function restoreRun(
     toolOutputs,
     runnable: [],
     runData: restoreRunData(candidate, config),
+    link,
   };
   const calls = candidate.batch ? structuredClone(candidate.batch.calls) : undefined;
   const digest = calls ? batchDigest(candidate.messages.at(-1), candidate.batch!.calls) : "";
@@ -208,6 +247,21 @@ export async function restoreRun(
       if (call.reason === "external") {
         record.pending = "external";
         waiting.external.add(call.id);
+        continue;
+      }
+      if (call.reason === "child") {
+        const agent = record.runtime.agent;
+        if (!agent)
+          throw new ResumeError(
+            `resume: the paused call "${call.id}" waits in a child run, but "${call.name}" is not an agent tool here.`,
+          );
+        // The child's state is checked (and restored) now, whole, before anything runs.
+        const resumeChild = await agent.restore(
+          { id: call.id, input: record.input, state: call.state },
+          { config, link, sessionId: restored.sessionId },
+          routed.children.get(call.id) ?? {},
+        );
+        approvalChecks.push(() => admitChild(record, resumeChild, config));
         continue;
       }
       const reason = call.reason;
@@ -281,6 +335,44 @@ async function admitOnResume(
     return;
   }
   await applyApproval(record, { config }, approvals[record.id]);
+}
+
+/**
+ * An agent call whose child paused: it continues inside that child unless this agent's rules now
+ * deny the agent tool or hide it (then the child's waiting calls are not run).
+ */
+async function admitChild(
+  record: CallRecord,
+  resumeChild: ChildResume,
+  config: EngineConfig,
+): Promise<void> {
+  const denial = await config.permissions?.denial(record.tool!, record.input);
+  if (denial) record.result = errorResult(denial, "denied");
+  else if (!config.visible.has(record.name))
+    record.result = errorResult(
+      `Tool "${record.name}" is not available to this agent, so the resumed call was not run.`,
+      "not_found",
+    );
+  else record.resumeChild = resumeChild;
+}
+
+/** What a run's children spent, from a state (`totalUsage - usage`). */
+function childUsageOf(state: Partial<RunState>): Usage {
+  const spent = emptyUsage();
+  const total = state.totalUsage;
+  if (typeof total !== "object" || total === null) return spent;
+  for (const key of Object.keys(spent) as (keyof Usage)[]) {
+    const value = (total[key] ?? 0) - (state.usage?.[key] ?? 0);
+    spent[key] = Number.isFinite(value) && value > 0 ? value : 0;
+  }
+  return spent;
+}
+
+/** `usage` plus what the run's children spent. */
+export function totalUsageOf(run: { usage: Usage; link?: RunLink }): Usage {
+  const total = { ...run.usage };
+  addUsage(total, run.link?.childUsage);
+  return total;
 }
 
 function denialVerdict(denial: string | undefined): PermissionDecision {

@@ -80,7 +80,8 @@ export interface ErrorInfo {
   attempts?: number;
 }
 
-export type AgentEvent =
+/** The events of a run's own stream; `AgentEvent` adds `parentCallId` to those from child runs. */
+export type RunEvent =
   | {
       type: "run_start";
       sessionId: string;
@@ -107,8 +108,17 @@ export type AgentEvent =
     }
   | { type: "turn_end"; turn: number; message: Message; toolResults: ToolResultBlock[] }
   | { type: "hook_error"; hook: "onToolResult"; callId: string; name: string; error: ErrorInfo }
-  | SDKResultMessage
   | CustomEvent;
+
+/**
+ * What `stream()` yields. Events of a child run (an agent tool's call) come inside that call,
+ * tagged `parentCallId` (the call that started the run they come from), so a UI can draw the
+ * tree; the parent's own events never carry it. The `result` event is always the run's own.
+ */
+export type AgentEvent = FromChild<RunEvent> | SDKResultMessage;
+
+/** Each member of a union, with the optional tag of a child run's events. */
+type FromChild<Event> = Event extends unknown ? Event & { parentCallId?: string } : never;
 
 // ---------------------------------------------------------------- results
 
@@ -135,6 +145,8 @@ export interface PendingToolCall {
   reason: "external" | "approval";
   /** Why the rules asked for approval (reason "approval"). */
   approvalReason?: string;
+  /** For a call waiting inside a child run: the agent tool call that started that run. */
+  parentCallId?: string;
 }
 
 /** A paused (or stopped-at-maxTurns) run, as plain JSON: survives `JSON.stringify`/`parse`. */
@@ -143,6 +155,8 @@ export interface RunState {
   sessionId: string;
   numTurns: number;
   usage: Usage;
+  /** `usage` plus the usage of every child run started from this run. */
+  totalUsage?: Usage;
   messages: Message[];
   steps: Step[];
   /** The batch that was interrupted by a pause; absent when the transcript ends cleanly. */
@@ -185,6 +199,17 @@ export type PausedCall =
       approvalReason?: string;
       /** Binds an approval or held call to its id, name and input (see `approvalSecret`). */
       seal?: string;
+    }
+  | {
+      id: string;
+      name: string;
+      input: unknown;
+      status: "pending";
+      /** An agent tool call whose child run paused: it resumes inside that run. */
+      reason: "child";
+      /** The child run's paused state (its own waiting calls, and deeper children's, inside). */
+      state: RunState;
+      seal?: string;
     };
 
 export interface SDKResultMessage {
@@ -200,7 +225,10 @@ export interface SDKResultMessage {
    * id of the run it continues); `agent.rewindFiles(sessionId, checkpointId)` and `forkSession` take it.
    */
   checkpointId?: string;
+  /** This run's own model usage. */
   usage: Usage;
+  /** `usage` plus the `totalUsage` of every child run started from this run (agent tools), at any depth. */
+  totalUsage: Usage;
   durationMs: number;
   messages: Message[];
   steps: Step[];
@@ -232,6 +260,11 @@ export interface AgentOptions {
   tools?: ToolDefinition[];
   /** Model calls per run; default 100. */
   maxTurns?: number;
+  /**
+   * How deep agent tools may nest runs under this one (a top-level run has depth 0); default 3.
+   * The least along the chain applies: a child can only lower it.
+   */
+  maxDepth?: number;
   toolConcurrency?: { mode?: ConcurrencyMode; maxConcurrency?: number };
   /** Seed 003's form: `{ toolConcurrency: n }` means `{ mode: "all", maxConcurrency: n }`. */
   toolExecution?: { toolConcurrency?: number };
@@ -284,8 +317,12 @@ export interface SessionTarget {
 
 export interface ResumeOptions {
   signal?: AbortSignal;
-  /** Call id -> what the app's tool returned (the shapes a handler may return). */
+  /**
+   * Call id -> what the app's tool returned (the shapes a handler may return). A call waiting
+   * inside a child run is named by its own id (or `"<parentCallId>/<id>"`, as `pending` lists it
+   * when two calls of the tree share an id).
+   */
   toolOutputs?: Record<string, unknown>;
-  /** Call id -> approval: `true`, `false`, `{ behavior: "allow", updatedInput? }` or `{ behavior: "deny", message }`. */
+  /** Call id (as for `toolOutputs`) -> approval: `true`, `false`, `{ behavior: "allow", updatedInput? }` or `{ behavior: "deny", message }`. */
   approvals?: Record<string, PermissionResult>;
 }

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { ConfigurationError, SessionError } from "../errors.ts";
 import type { Message } from "../model/messages.ts";
 import { assertKnownOptions, describeValue } from "../options.ts";
-import { pendingCall } from "../run/finish.ts";
+import { pendingOf } from "../run/tree.ts";
 import type { PendingToolCall } from "../run/types.ts";
 import { encodeEntry } from "./log-entries.ts";
 import { readSession, requireSession } from "./session-view.ts";
@@ -85,9 +85,7 @@ export async function loadSession(
     checkpoints: view.checkpoints.map(({ id, prompt }) => ({ id, prompt })),
     lastSeq: view.lastSeq,
   };
-  const calls = view.unfinished?.pausedState?.batch?.calls;
-  if (view.status === "paused" && calls) {
-    loaded.pending = calls.flatMap((call) => (call.status === "pending" ? pendingCall(call) : []));
-  }
+  const state = view.unfinished?.pausedState;
+  if (view.status === "paused" && state?.batch) loaded.pending = pendingOf(state);
   return loaded;
 }

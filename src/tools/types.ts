@@ -1,4 +1,5 @@
 import type { ToolResultContentBlock } from "../model/messages.ts";
+import type { AgentRuntime } from "../run/link.ts";
 import type { JsonSchema, ValidationOutcome } from "./schema.ts";
 
 /** What a tool returns: text or content blocks for the model, plus what only the app sees. */
@@ -38,7 +39,14 @@ export type PermissionResult =
 export type ApprovalHandler = (
   name: string,
   input: unknown,
-  options: { signal: AbortSignal; callId: string; sessionId: string; reason?: string },
+  options: {
+    signal: AbortSignal;
+    callId: string;
+    sessionId: string;
+    reason?: string;
+    /** For a call of a child run (an agent tool's): the agent tool call that started that run. */
+    parentCallId?: string;
+  },
 ) => PermissionResult | Promise<PermissionResult>;
 
 /** Asks the user something on a tool's behalf (filled by the CLI and apps; undefined otherwise). */
@@ -163,6 +171,8 @@ export interface ToolRuntime {
   resourceKeys?: (input: unknown) => readonly string[];
   prepareArguments?: (raw: Record<string, unknown>) => Record<string, unknown>;
   timeoutBehavior: TimeoutBehavior;
+  /** Agent tools (`agentTool`, `delegateTool`): the engine runs the child through this instead of `execute`. */
+  agent?: AgentRuntime;
 }
 
 /** What `tool()` and `defineTool()` return. */

@@ -1,0 +1,263 @@
+// One agent tool call in call mode: the child run, narrowed to what its parent may do, and what
+// its result means for the parent (design/agents.md, "Call mode" and "Permissions").
+
+import { randomUUID } from "node:crypto";
+import type { Workspace } from "../builtin/environment.ts";
+import { AbortError, describeThrown } from "../errors.ts";
+import { addUsage, emptyUsage, type Usage } from "../model/messages.ts";
+import type { CallRecord } from "../run/call.ts";
+import type { EngineConfig, PermissionDecision, PermissionLayer } from "../run/config.ts";
+import type { AgentOutcome, ChildResume, ParentRun, RunLink } from "../run/link.ts";
+import { runLoop } from "../run/loop.ts";
+import { newRun } from "../run/new-run.ts";
+import { type RestoredRun, restoreRun } from "../run/state.ts";
+import type { AgentEvent, ResumeOptions, RunState, SDKResultMessage } from "../run/types.ts";
+import { toolResultFromReturn } from "../tools/result.ts";
+import type { ApprovalHandler, ToolHandlerReturn, ToolResult } from "../tools/types.ts";
+import type { AgentHandle } from "./registry.ts";
+
+/** What one agent tool knows about the child it starts. */
+export interface ChildSpec {
+  handle: AgentHandle;
+  /** The tool's name (agentTool) or the target's key (delegateTool). */
+  agent: string;
+  /** The tool's own `maxTurns`. */
+  maxTurns?: number;
+  toModelOutput?: (result: SDKResultMessage) => ToolHandlerReturn | Promise<ToolHandlerReturn>;
+}
+
+/** A paused child, checked and restored, ready to go on (the engine holds it opaquely). */
+interface Resumed extends ChildResume {
+  restored: RestoredRun;
+  config: EngineConfig;
+  link: RunLink;
+  /** What the child had spent when it paused (already in the parent's usage). */
+  spentBefore: Usage;
+}
+
+/** Runs (or resumes) the child of one call; never rejects except with `AbortError`. */
+export async function runChild(
+  spec: ChildSpec,
+  record: CallRecord,
+  prompt: string,
+  parent: ParentRun,
+  signal: AbortSignal,
+  resume: ChildResume | undefined,
+): Promise<AgentOutcome> {
+  const { link } = parent;
+  if (!resume && link.depth + 1 > link.depthLimit)
+    return {
+      kind: "value",
+      value: {
+        content: `Agent "${spec.agent}" was not started: the depth limit of ${link.depthLimit} nested agent runs was reached (maxDepth). Do this part yourself.`,
+        isError: true,
+        details: { agent: spec.agent, reason: "max_depth", maxDepth: link.depthLimit },
+      },
+    };
+  let child: { config: EngineConfig; link: RunLink };
+  try {
+    child = resume
+      ? (resume as Resumed)
+      : childSetup(spec, { config: parent.env.config, link }, record.id);
+  } catch (error) {
+    // A hardened variant that cannot be assembled, say: the call fails, the parent goes on.
+    return { kind: "value", value: failed(spec, describeThrown(error).message) };
+  }
+  const emit = (event: AgentEvent) => {
+    if (event.type === "result") return;
+    parent.env.emit(
+      event.parentCallId === undefined ? { ...event, parentCallId: record.id } : event,
+    );
+  };
+  const spentBefore = resume ? (resume as Resumed).spentBefore : emptyUsage();
+  let result: SDKResultMessage;
+  try {
+    if (resume) {
+      const { restored } = resume as Resumed;
+      result = await runLoop(
+        newRun(child.config, { ...restored, link: child.link, emit, signal }),
+        restored,
+      );
+    } else {
+      result = await runLoop(
+        newRun(child.config, {
+          sessionId: randomUUID(),
+          messages: [{ role: "user", content: prompt }],
+          emit,
+          signal,
+          link: child.link,
+        }),
+      );
+    }
+  } catch (error) {
+    // What an aborted child spent is not lost: it counts in the parent's total.
+    if (error instanceof AbortError)
+      addSpent(link.childUsage, error.totalUsage ?? error.usage, spentBefore);
+    throw error;
+  }
+  addSpent(link.childUsage, result.totalUsage, spentBefore);
+  if (result.subtype === "paused")
+    return { kind: "child", state: result.state!, pending: result.pending ?? [] };
+  return { kind: "value", value: await resultOf(spec, result) };
+}
+
+/** Checks and restores a paused child's state, with the parent's secret and the child's narrowing. */
+export async function restoreChild(
+  spec: ChildSpec,
+  call: { id: string; state: RunState },
+  parent: { config: EngineConfig; link: RunLink },
+  answers: Pick<ResumeOptions, "approvals" | "toolOutputs">,
+): Promise<ChildResume> {
+  const child = childSetup(spec, parent, call.id);
+  const restored = await restoreRun(call.state, child.config, answers, child.link);
+  const spentBefore = emptyUsage();
+  addUsage(spentBefore, call.state.totalUsage ?? call.state.usage);
+  const resumed: Resumed = {
+    kind: "child_resume",
+    restored,
+    config: child.config,
+    link: restored.link,
+    spentBefore,
+  };
+  return resumed;
+}
+
+/** Adds what a child spent since `before` (its total when it paused) to the parent's tally. */
+function addSpent(total: Usage, spent: Usage | undefined, before: Usage): void {
+  if (!spent) return;
+  for (const key of Object.keys(total) as (keyof Usage)[])
+    total[key] += Math.max(0, (spent[key] ?? 0) - before[key]);
+}
+
+/** The call's result from the child's: its text, or `toModelOutput`'s; failures are error results. */
+async function resultOf(spec: ChildSpec, result: SDKResultMessage): Promise<ToolResult> {
+  const details: Record<string, unknown> = {
+    agent: spec.agent,
+    sessionId: result.sessionId,
+    subtype: result.subtype,
+    numTurns: result.numTurns,
+    usage: result.totalUsage,
+  };
+  if (result.subtype !== "success") return failed(spec, result.result, details);
+  let output: ToolResult;
+  if (spec.toModelOutput) output = toolResultFromReturn(await spec.toModelOutput(result));
+  else {
+    const text =
+      result.result === "" && result.structuredResult !== undefined
+        ? JSON.stringify(result.structuredResult)
+        : result.result;
+    output = { content: text };
+  }
+  if (output.details === undefined) output.details = details;
+  if (output.structuredResult === undefined && result.structuredResult !== undefined)
+    output.structuredResult = result.structuredResult;
+  return output;
+}
+
+function failed(
+  spec: ChildSpec,
+  message: string,
+  details: Record<string, unknown> = { agent: spec.agent },
+): ToolResult {
+  return {
+    content: `Agent "${spec.agent}" failed: ${message}`,
+    isError: true,
+    details: { ...details, reason: "agent_failed" },
+  };
+}
+
+/**
+ * The child's configuration for one call: its own, narrowed by the parent's (which already
+ * carries the chain above it). Tools every level would let the model see, rules combined (deny
+ * beats ask beats allow, across levels), asks to the nearest handler up the chain, the parent's
+ * seal key, and a turn budget within the parent's.
+ */
+function childSetup(
+  spec: ChildSpec,
+  parent: { config: EngineConfig; link: RunLink },
+  callId: string,
+): { config: EngineConfig; link: RunLink } {
+  const hardened = parent.link.hardened || parent.config.hardened === true;
+  // A hardened ancestor sandboxes the child's Bash: the child runs as its hardened variant.
+  const handle = hardened ? spec.handle.hardened() : spec.handle;
+  const own = handle.config;
+  const above = parent.config;
+  const visible = new Set(
+    [...own.visible].filter((name) => above.admits(name, own.tools.get(name))),
+  );
+  const maxTurns = Math.max(
+    0,
+    Math.min(own.maxTurns, spec.maxTurns ?? Number.POSITIVE_INFINITY, parent.link.turnsLeft()),
+  );
+  const config: EngineConfig = {
+    ...own,
+    visible,
+    admits: (name, tool) => own.admits(name, tool) && above.admits(name, tool),
+    toolSpecs: own.toolSpecs.filter((toolSpec) => visible.has(toolSpec.name)),
+    restrictions: {
+      deny: [...own.restrictions.deny, ...above.restrictions.deny],
+      ask: [...own.restrictions.ask, ...above.restrictions.ask],
+      hidden: [...own.restrictions.hidden, ...above.restrictions.hidden],
+    },
+    maxTurns,
+    permissions: combined(own.permissions, above.permissions, handle.workspace),
+    hardened,
+  };
+  // Seals of the child's pauses are checked with the key of the run that will be resumed.
+  if (above.approvalSecret !== undefined) config.approvalSecret = above.approvalSecret;
+  else delete config.approvalSecret;
+  // The child's own handler is not used: it must not approve what the parent would ask about.
+  const handler = parent.link.approval;
+  if (handler) config.approval = withParent(handler, callId);
+  else delete config.approval;
+  const link: RunLink = {
+    depth: parent.link.depth + 1,
+    depthLimit: Math.min(parent.link.depthLimit, own.maxDepth),
+    childUsage: emptyUsage(),
+    turnsLeft: () => maxTurns,
+    hardened,
+  };
+  if (handler) link.approval = handler;
+  return { config, link };
+}
+
+function withParent(handler: ApprovalHandler, parentCallId: string): ApprovalHandler {
+  return (name, input, options) => handler(name, input, { ...options, parentCallId });
+}
+
+const ALLOW: PermissionDecision = { behavior: "allow" };
+
+/**
+ * A child's rules and its ancestors', as one layer: deny if any denies, ask if any asks, allow
+ * only if all allow. The ancestors read the call's paths from the child's workspace.
+ */
+function combined(
+  own: PermissionLayer | undefined,
+  above: PermissionLayer | undefined,
+  workspace: Workspace,
+): PermissionLayer | undefined {
+  if (!above) return own;
+  return {
+    decide(tool, input, base) {
+      const mine = own?.decide(tool, input, base) ?? ALLOW;
+      const theirs = above.decide(tool, input, base ?? workspace);
+      if (mine instanceof Promise || theirs instanceof Promise)
+        return Promise.all([mine, theirs]).then(([a, b]) => stricter(a, b));
+      return stricter(mine, theirs);
+    },
+    denial(tool, input, base) {
+      const mine = own?.denial(tool, input, base);
+      const theirs = () => above.denial(tool, input, base ?? workspace);
+      if (mine instanceof Promise) return mine.then((denied) => denied ?? theirs());
+      return mine ?? theirs();
+    },
+    hides: (name, tool) => own?.hides(name, tool) === true || above.hides(name, tool),
+  };
+}
+
+function stricter(a: PermissionDecision, b: PermissionDecision): PermissionDecision {
+  if (a.behavior === "deny") return a;
+  if (b.behavior === "deny") return b;
+  if (a.behavior === "ask") return a;
+  return b;
+}

@@ -1,0 +1,29 @@
+// What skein keeps about each agent it assembled, for agent tools and handoffs: its engine
+// configuration and workspace, and how to assemble it again narrowed or hardened.
+
+import type { Prompt } from "../agent.ts";
+import type { Workspace } from "../builtin/environment.ts";
+import type { EngineConfig, Restrictions } from "../run/config.ts";
+import type { RunOptions, SDKResultMessage } from "../run/types.ts";
+
+export interface AgentHandle {
+  config: EngineConfig;
+  workspace: Workspace;
+  /** The same agent under the hardened preset (a child of a hardened parent), assembled once. */
+  hardened(): AgentHandle;
+  /** The same agent with a handoff's deny and ask rules and hidden tools added to its own. */
+  narrowed(restrictions: Restrictions): AgentHandle;
+  /** `agent.run` of this (possibly narrowed) agent. */
+  run(prompt: Prompt, options?: RunOptions): Promise<SDKResultMessage>;
+}
+
+const handles = new WeakMap<object, AgentHandle>();
+
+export function registerAgent(agent: object, handle: AgentHandle): void {
+  handles.set(agent, handle);
+}
+
+/** The handle of an agent skein made, or undefined for anything else. */
+export function handleOf(value: unknown): AgentHandle | undefined {
+  return typeof value === "object" && value !== null ? handles.get(value) : undefined;
+}

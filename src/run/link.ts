@@ -1,0 +1,77 @@
+// How a run knows where it stands in a tree of runs (agent tools, design/agents.md), and the seam
+// through which the engine runs an agent tool's child without knowing how agents are assembled.
+
+import { emptyUsage, type Usage } from "../model/messages.ts";
+import type { ApprovalHandler, ToolResult } from "../tools/types.ts";
+import type { CallEnvironment, CallRecord } from "./call.ts";
+import type { EngineConfig } from "./config.ts";
+import type { PendingToolCall, ResumeOptions, RunState } from "./types.ts";
+
+export const DEFAULT_MAX_DEPTH = 3;
+
+/** What a run shares with the child runs its agent tools start. */
+export interface RunLink {
+  /** 0 for a top-level run; a child run's parent's depth + 1. */
+  depth: number;
+  /** The least `maxDepth` along the chain. */
+  depthLimit: number;
+  /** The `totalUsage` of every child run started from this run (finished, failed, aborted or paused). */
+  childUsage: Usage;
+  /** Model calls this run may still make before its `maxTurns`. */
+  turnsLeft(): number;
+  /** The approval handler of the nearest run up the chain that has one (this run's own included), as given. */
+  approval?: ApprovalHandler;
+  /** Some run up the chain (this one included) is under the hardened preset. */
+  hardened: boolean;
+}
+
+/** The link of a top-level run. */
+export function rootLink(config: EngineConfig, turnsLeft: () => number): RunLink {
+  const link: RunLink = {
+    depth: 0,
+    depthLimit: config.maxDepth,
+    childUsage: emptyUsage(),
+    turnsLeft,
+    hardened: config.hardened === true,
+  };
+  if (config.approval) link.approval = config.approval;
+  return link;
+}
+
+/** How an agent tool call ended, as the engine needs it. */
+export type AgentOutcome =
+  | { kind: "value"; value: ToolResult }
+  /** The child paused: the call waits, carrying the child's state and its waiting calls. */
+  | { kind: "child"; state: RunState; pending: PendingToolCall[] };
+
+/** A paused child restored for `resume`, checked before anything runs (opaque to the engine). */
+export interface ChildResume {
+  readonly kind: "child_resume";
+}
+
+/** The parent run as an agent tool sees it. */
+export interface ParentRun {
+  env: CallEnvironment;
+  link: RunLink;
+}
+
+/**
+ * What an agent tool's runtime adds to a tool's (src/agents implements it): the engine calls
+ * `invoke` where it would call a handler, and `restore` where `resume` checks a waiting call.
+ */
+export interface AgentRuntime {
+  /** The agents this tool can start, by the name calls give them (checked at the parent's assembly). */
+  readonly targets: ReadonlyMap<string, { config: EngineConfig; root: string }>;
+  invoke(
+    record: CallRecord,
+    parent: ParentRun,
+    signal: AbortSignal,
+    resume: ChildResume | undefined,
+  ): Promise<AgentOutcome>;
+  /** Checks and restores the child state of a paused call; throws `ResumeError` before any side effect. */
+  restore(
+    call: { id: string; input: unknown; state: RunState },
+    parent: { config: EngineConfig; link: RunLink; sessionId: string },
+    answers: Pick<ResumeOptions, "approvals" | "toolOutputs">,
+  ): Promise<ChildResume>;
+}

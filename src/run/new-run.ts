@@ -1,0 +1,48 @@
+import type { Message } from "../model/messages.ts";
+import { emptyUsage } from "../model/messages.ts";
+import type { EngineConfig } from "./config.ts";
+import type { RunJournal } from "./journal.ts";
+import { type RunLink, rootLink } from "./link.ts";
+import type { RunContext } from "./loop.ts";
+import type { RestoredRun } from "./state.ts";
+import type { AgentEvent } from "./types.ts";
+
+/** A run's context, fresh or from a restored state; `link` places it in a tree of agent runs. */
+export function newRun(
+  config: EngineConfig,
+  options: Partial<RestoredRun> & {
+    sessionId: string;
+    messages: Message[];
+    emit: (event: AgentEvent) => void;
+    signal: AbortSignal;
+    journal?: RunJournal;
+    checkpointId?: string;
+    link?: RunLink;
+  },
+): RunContext {
+  const seenIds = new Set<string>();
+  for (const message of options.messages) {
+    if (typeof message.content === "string") continue;
+    for (const block of message.content) if (block.type === "tool_use") seenIds.add(block.id);
+  }
+  const link = options.link ?? rootLink(config, () => 0);
+  const run: RunContext = {
+    config,
+    sessionId: options.sessionId,
+    signal: options.signal,
+    emit: options.emit,
+    runData: options.runData ?? new Map(),
+    messages: options.messages,
+    steps: options.steps ?? [],
+    usage: options.usage ?? emptyUsage(),
+    numTurns: options.numTurns ?? 0,
+    seenIds,
+    startedAt: Date.now(),
+    link,
+    ...(options.journal ? { journal: options.journal } : {}),
+    ...(options.checkpointId !== undefined ? { checkpointId: options.checkpointId } : {}),
+  };
+  // The budget a child run may take is what this run has left, counted live.
+  link.turnsLeft = () => config.maxTurns - run.numTurns;
+  return run;
+}
