@@ -8,6 +8,8 @@ import {
   type AgentEvent,
   type AgentOptions,
   createBareAgent,
+  createMailbox,
+  delegateTool,
   PARALLEL_CALLS_HINT,
   type RunOptions,
   type SDKResultMessage,
@@ -304,9 +306,44 @@ describe("seeds 000/001: validate a tool batch before execution (batch policy)",
     expect(document.revision).toBe(before + 1);
   });
 
-  it.todo(
-    "rejects incrementRevision beside an agentTool handoff end to end, running neither (agent tools issue: agentTool() does not exist yet)",
-  );
+  it("rejects incrementRevision beside a delegateTool handoff end to end: neither runs, nothing is posted", async () => {
+    // The page's agent with the agent tool it speaks of: a writer behind delegateTool, with a mailbox.
+    const mailbox = createMailbox();
+    const writerModel = scriptedModel([{ text: "drafted" }]);
+    const writer = createBareAgent({ id: "writer", model: writerModel });
+    const options = {
+      ...optionsOf(agent),
+      tools: [incrementRevision, delegateTool({ writer }, { mailbox })],
+    };
+    const validate = vi.spyOn(options.toolBatchPolicy!, "validate");
+    const before = document.revision;
+    const { result } = await runScripted(options, [
+      {
+        toolCalls: [
+          { id: "call_1", name: "incrementRevision", input: {} },
+          {
+            id: "call_2",
+            name: "delegate",
+            input: { agent: "writer", mode: "handoff", prompt: "draft" },
+          },
+        ],
+      },
+      { text: "I will update first." },
+    ]);
+    expect(validate.mock.calls[0]![0].toolCalls.map((call) => call.kind)).toEqual([
+      "tool",
+      "agent_tool",
+    ]);
+    const results = toolResultsIn(result.messages);
+    expect(results).toHaveLength(2);
+    for (const block of results) {
+      expect(block.is_error).toBe(true);
+      expect(block.content).toContain("invalid_tool_batch");
+    }
+    expect(document.revision).toBe(before);
+    expect(await mailbox.claim("writer")).toBeUndefined();
+    expect(writerModel.requests).toHaveLength(0);
+  });
 });
 
 // ---------------------------------------------------------------- seed 002
