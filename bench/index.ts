@@ -8,8 +8,11 @@
  * W3, w3.ts: 200 concurrent three-turn runs over HTTP in fresh processes, time and peak memory
  * against the plain fetch loop, and the memory `import("skein")` costs.
  *
- * `npm run bench -- engine`, `-- http`, `-- sessions` or `-- w3` runs one part only.
+ * (7), agents.ts: an agent tool call against the same child run by hand in a plain tool.
+ *
+ * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents` or `-- w3` runs one part only.
  */
+import { agentsBench } from "./agents.ts";
 import { engineBench } from "./engine.ts";
 import { httpBench } from "./http.ts";
 import { sessionsBench } from "./sessions.ts";
@@ -39,6 +42,12 @@ if (only === undefined || only === "sessions") {
   console.log("\nThe session log: the same agent with no store, memoryStore and sqliteStore.\n");
   console.log(table(sessions.rows));
   console.log(`\n${sessions.notes}`);
+}
+if (only === undefined || only === "agents") {
+  const agents = await agentsBench();
+  console.log("\nAgents as tools: agentTool against the same child run by hand in a plain tool.\n");
+  console.log(table(agents.rows));
+  console.log(`\n${agents.notes}`);
 }
 if (only === undefined || only === "w3") {
   const w3 = await w3Bench();
