@@ -287,6 +287,14 @@ const RUNS: Record<string, () => void> = {
   },
 
   // Run, with its output checked, by the examples' own test.
+  "examples/agents-researcher-writer.ts": () => {
+    it("is run by test/examples-agents.test.ts", () => {
+      expect(readRepoFile("test/examples-agents.test.ts")).toContain(
+        'from "../examples/agents-researcher-writer.ts"',
+      );
+    });
+  },
+
   "examples/sessions-continue.ts": () => {
     it("is run by test/examples-sessions.test.ts", () => {
       expect(readRepoFile("test/examples-sessions.test.ts")).toContain(
