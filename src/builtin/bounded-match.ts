@@ -10,8 +10,9 @@
  * matching in place; the first one about 50 ms to start the worker).
  */
 import { createRequire } from "node:module";
-import { Worker } from "node:worker_threads";
+import type { Worker } from "node:worker_threads";
 import { WORKER_SOURCE } from "./match-worker.ts";
+import { workerThreads } from "./node-modules.ts";
 
 /** A single match (one synchronous stretch of the worker) may take this long. */
 export const MATCH_STALL_MS = 10_000;
@@ -71,7 +72,10 @@ function spawnWorker(): Worker {
     const require = createRequire(import.meta.url);
     modules = { tinyglobby: require.resolve("tinyglobby"), ignore: require.resolve("ignore") };
   }
-  return new Worker(WORKER_SOURCE, { eval: true, workerData: { ...modules, beatMs: BEAT_MS } });
+  return new (workerThreads().Worker)(WORKER_SOURCE, {
+    eval: true,
+    workerData: { ...modules, beatMs: BEAT_MS },
+  });
 }
 
 /** Runs one task in a worker of its own, bounded in time; see the file comment. */

@@ -1,8 +1,8 @@
-import { spawn } from "node:child_process";
 import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath } from "./environment.ts";
+import { childProcess } from "./node-modules.ts";
 import { hiddenNote } from "./workspace.ts";
 import { codeOf, echo, fsError } from "./workspace-errors.ts";
 
@@ -283,7 +283,11 @@ function runRipgrep(
   const env = { ...process.env };
   delete env.RIPGREP_CONFIG_PATH;
   return new Promise((resolve, reject) => {
-    const child = spawn(rgPath, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    const child = childProcess().spawn(rgPath, args, {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let chars = 0;
     let entries = 0;
     let pending = "";

@@ -6,7 +6,6 @@
  * names, the walk for nested ones, the sweep after) is in sandbox-guard.ts; the filter is in
  * sandbox-seccomp.ts.
  */
-import { spawn } from "node:child_process";
 import {
   accessSync,
   closeSync,
@@ -23,6 +22,7 @@ import { homedir, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { PROTECTED_NAMES } from "../permissions/protected.ts";
 import type { SandboxPolicy } from "../tools/types.ts";
+import { childProcess } from "./node-modules.ts";
 import { openUnixSocketFilter } from "./sandbox-seccomp.ts";
 import { isWithin } from "./workspace.ts";
 
@@ -92,7 +92,9 @@ async function runProbe(): Promise<SandboxProbe> {
   const args = ["--ro-bind", "/", "/", ...ISOLATION, "--seccomp", "3", "true"];
   return new Promise((resolve) => {
     let stderr = "";
-    const child = spawn(bwrap, args, { stdio: ["ignore", "ignore", "pipe", filter] });
+    const child = childProcess().spawn(bwrap, args, {
+      stdio: ["ignore", "ignore", "pipe", filter],
+    });
     closeSync(filter);
     const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
     child.stderr?.setEncoding("utf8");

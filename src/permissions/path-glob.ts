@@ -1,8 +1,18 @@
 import { createRequire } from "node:module";
 import type { Ignore } from "ignore";
 
-// Through require: the package's ESM build costs several MB more at import than its CommonJS one.
-const ignore = createRequire(import.meta.url)("ignore") as typeof import("ignore");
+type IgnoreFactory = typeof import("ignore");
+let ignoreFactory: IgnoreFactory | undefined;
+
+/**
+ * The `ignore` library, required by the first pattern compiled rather than by `import("skein")`
+ * (an agent without path rules never needs it), and through require: the package's ESM build
+ * costs several MB more than its CommonJS one.
+ */
+const ignore: IgnoreFactory = ((options) => {
+  ignoreFactory ??= createRequire(import.meta.url)("ignore") as IgnoreFactory;
+  return ignoreFactory(options);
+}) as IgnoreFactory;
 
 /**
  * One gitignore pattern, matched against workspace-relative paths in time linear in the path's

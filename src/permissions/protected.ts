@@ -24,11 +24,13 @@ const PROTECTED = [
 ];
 
 // Unanchored: a nested `.git` (a submodule, a vendored repository) is as dangerous as the top one.
-const matchers = PROTECTED.map((name) => pathMatcher(name, "deny"));
+// Compiled by the first check, not by `import("skein")`: compiling loads the `ignore` library.
+let matchers: ((path: string) => boolean)[] | undefined;
 
 /** Names the sandbox mounts read-only where they exist at the top of the workspace. */
 export const PROTECTED_NAMES: readonly string[] = PROTECTED;
 
 export function isProtectedPath(relative: string): boolean {
+  matchers ??= PROTECTED.map((name) => pathMatcher(name, "deny"));
   return matchers.some((match) => match(relative));
 }

@@ -5,8 +5,8 @@
  * terminates the script, backtracking included, when the limit passes. Lines are cut before they
  * are tested, which bounds the work of a pattern that is slow but not exponential.
  */
-import { runInNewContext } from "node:vm";
 import { BuiltinToolError } from "../define.ts";
+import { vm } from "../node-modules.ts";
 
 /** Time for testing every line of one BashOutput call. */
 export const FILTER_TIMEOUT_MS = 200;
@@ -30,7 +30,7 @@ export function filterLines(text: string, filter: RegExp): string {
   const tested = lines.map((line) => line.slice(0, FILTER_LINE_CHARS));
   let matched: unknown;
   try {
-    matched = runInNewContext(
+    matched = vm().runInNewContext(
       "const hits = []; for (let i = 0; i < lines.length; i++) if (filter.test(lines[i])) hits.push(i); hits",
       { filter, lines: tested },
       { timeout: FILTER_TIMEOUT_MS },

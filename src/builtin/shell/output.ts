@@ -6,7 +6,7 @@
  * cut of the buffer splits a UTF-16 surrogate pair (B4).
  */
 import type { Readable } from "node:stream";
-import { StringDecoder } from "node:string_decoder";
+import { stringDecoder } from "../node-modules.ts";
 
 /** Output kept for the model: the first HEAD and the last TAIL characters (the tail matters most). */
 export const OUTPUT_HEAD_CHARS = 5_000;
@@ -96,7 +96,7 @@ export class OutputBuffer {
 
 /** Decodes `stream` as UTF-8 into `output`; a character split across chunks is pushed whole. */
 export function decodeInto(stream: Readable, output: OutputBuffer): void {
-  const decoder = new StringDecoder("utf8");
+  const decoder = new (stringDecoder().StringDecoder)("utf8");
   stream.on("data", (chunk: Buffer) => output.push(decoder.write(chunk)));
   stream.on("end", () => output.push(decoder.end()));
 }

@@ -6,9 +6,9 @@
  * pipe keeps their order) and reports the final working directory on fd 3, which is how the
  * session learns about a `cd` without parsing the command.
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable } from "node:stream";
+import { childProcess } from "../node-modules.ts";
 import type { SandboxRun } from "../sandbox-guard.ts";
 import { decodeInto, type OutputBuffer } from "./output.ts";
 import { newMarker, signalTree, TREE_MARKER } from "./tree.ts";
@@ -105,7 +105,7 @@ function runProcess(run: ShellRun, sandbox?: SandboxRun): Promise<ShellOutcome> 
       ? [run.sandbox.bwrap, [...sandbox.args, SHELL, "-c", script]]
       : [SHELL, ["-c", script]];
   const marker = newMarker();
-  const child = spawn(file, args, {
+  const child = childProcess().spawn(file, args, {
     cwd: run.cwd,
     // Every descendant inherits the marker, also those that leave the group (tree.ts).
     env: { ...run.env, [TREE_MARKER]: marker },
