@@ -24,21 +24,36 @@ const PEER: Peer = { entry: "skein/sqlite", name: "better-sqlite3", range: "^12"
 const OPTION_KEYS: ReadonlySet<string> = new Set(["path", "synchronous"]);
 const BUSY_TIMEOUT_MS = 5000;
 
+/**
+ * Layout 1 (`PRAGMA user_version`): one table, so an append writes only its rows and their index
+ * entries (two pages for a small entry, where the first layout wrote three; a commit costs about
+ * its page writes and locks). The rowid is the store-wide append counter that orders list(), `at`
+ * the append's time; list() reads each session's first and last rows. Version 0 with a
+ * `skein_sessions` table is the first layout (a sessions row and an index on its counter,
+ * rewritten by every append): it is moved over once, on open, under the write lock.
+ */
+const SCHEMA_VERSION = 1;
 const SCHEMA = `
-CREATE TABLE IF NOT EXISTS skein_sessions (
-  session_id TEXT PRIMARY KEY,
-  created_at INTEGER NOT NULL,
-  updated_at INTEGER NOT NULL,
-  last_seq INTEGER NOT NULL,
-  touched INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS skein_sessions_touched ON skein_sessions (touched);
-CREATE TABLE IF NOT EXISTS skein_entries (
+CREATE TABLE skein_entries (
+  id INTEGER PRIMARY KEY,
   session_id TEXT NOT NULL,
   seq INTEGER NOT NULL,
-  data TEXT NOT NULL,
-  PRIMARY KEY (session_id, seq)
-) WITHOUT ROWID;
+  at INTEGER NOT NULL,
+  data TEXT NOT NULL
+);
+CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
+`;
+/** The first layout's rows, in their list() order, into the table above. */
+const MIGRATE_FROM_0 = `
+ALTER TABLE skein_entries RENAME TO skein_entries_0;
+${SCHEMA}
+INSERT INTO skein_entries (session_id, seq, at, data)
+  SELECT e.session_id, e.seq,
+         coalesce(CASE WHEN e.seq = 1 THEN s.created_at ELSE s.updated_at END, 0), e.data
+  FROM skein_entries_0 AS e LEFT JOIN skein_sessions AS s ON s.session_id = e.session_id
+  ORDER BY coalesce(s.touched, 0), e.session_id, e.seq;
+DROP TABLE skein_entries_0;
+DROP TABLE skein_sessions;
 `;
 
 /** A session store in a SQLite file: each append one `BEGIN IMMEDIATE` transaction, WAL journal. */
@@ -81,12 +96,31 @@ function openDatabase(
     // Persistent in the file: readers never block the writer, and a commit is one WAL write.
     db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`);
-    db.exec(SCHEMA);
+    if (schemaVersion(db) !== SCHEMA_VERSION) db.transaction(() => prepareSchema(db)).immediate();
   } catch (error) {
     db.close();
     throw storeFailure(`sqliteStore(): preparing "${path}"`, error);
   }
   return db;
+}
+
+const schemaVersion = (db: BetterSqlite3.Database) =>
+  db.pragma("user_version", { simple: true }) as number;
+
+/** Creates the tables, or moves the first layout over; under the write lock, so once. */
+function prepareSchema(db: BetterSqlite3.Database): void {
+  const version = schemaVersion(db);
+  if (version === SCHEMA_VERSION) return;
+  if (version > SCHEMA_VERSION) {
+    throw new SessionStoreError(
+      `its sessions were written by a newer skein (layout ${version}; this one reads ${SCHEMA_VERSION}). Upgrade skein to open it.`,
+    );
+  }
+  const hasTable = (name: string) =>
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !==
+    undefined;
+  db.exec(hasTable("skein_sessions") ? MIGRATE_FROM_0 : SCHEMA);
+  db.pragma(`user_version = ${SCHEMA_VERSION}`);
 }
 
 interface SessionRow {
@@ -98,37 +132,42 @@ interface SessionRow {
 
 function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
   const lastSeqOf = db
-    .prepare<[string], number>("SELECT last_seq FROM skein_sessions WHERE session_id = ?")
+    .prepare<[string], number>("SELECT max(seq) FROM skein_entries WHERE session_id = ?")
     .pluck();
-  const insertEntry = db.prepare<[string, number, string]>(
-    "INSERT INTO skein_entries (session_id, seq, data) VALUES (?, ?, ?)",
-  );
-  // `touched` is the store-wide counter that orders list(); the transaction holds the write lock.
-  const touchSession = db.prepare<{ id: string; now: number; last: number }>(
-    `INSERT INTO skein_sessions (session_id, created_at, updated_at, last_seq, touched)
-     VALUES (@id, @now, @now, @last, (SELECT coalesce(max(touched), 0) + 1 FROM skein_sessions))
-     ON CONFLICT (session_id) DO UPDATE SET
-       updated_at = excluded.updated_at, last_seq = excluded.last_seq, touched = excluded.touched`,
+  const insertEntry = db.prepare<[string, number, number, string]>(
+    "INSERT INTO skein_entries (session_id, seq, at, data) VALUES (?, ?, ?, ?)",
   );
   const selectEntries = db.prepare<[string, number], { seq: number; data: string }>(
     "SELECT seq, data FROM skein_entries WHERE session_id = ? AND seq > ? ORDER BY seq",
   );
+  // Each session by index seeks (the distinct ids, then each one's first and last rows), newest
+  // append first: the rowid is the store-wide counter.
   const selectSessions = db.prepare<[], SessionRow>(
-    "SELECT session_id, created_at, updated_at, last_seq FROM skein_sessions ORDER BY touched DESC",
+    `WITH RECURSIVE ids (session_id) AS (
+       SELECT min(session_id) FROM skein_entries
+       UNION ALL
+       SELECT (SELECT min(session_id) FROM skein_entries WHERE session_id > ids.session_id)
+       FROM ids WHERE ids.session_id IS NOT NULL
+     )
+     SELECT last.session_id, coalesce(first.at, last.at) AS created_at, last.at AS updated_at,
+            last.seq AS last_seq
+     FROM ids
+     JOIN skein_entries AS last ON last.id = (
+       SELECT id FROM skein_entries WHERE session_id = ids.session_id ORDER BY seq DESC LIMIT 1)
+     LEFT JOIN skein_entries AS first ON first.session_id = ids.session_id AND first.seq = 1
+     ORDER BY last.id DESC`,
   );
-  const deleteEntries = db.prepare<[string]>("DELETE FROM skein_entries WHERE session_id = ?");
-  const deleteSession = db.prepare<[string]>("DELETE FROM skein_sessions WHERE session_id = ?");
+  const deleteSession = db.prepare<[string]>("DELETE FROM skein_entries WHERE session_id = ?");
 
+  // One append writes only its rows: the seq check reads the index page the insert then writes.
   const append = db.transaction((sessionId: string, seq: number, entries: string[]) => {
     const lastSeq = lastSeqOf.get(sessionId) ?? 0;
     if (seq !== lastSeq + 1) throw new SessionConflictError({ sessionId, seq, lastSeq });
-    for (const [index, data] of entries.entries()) insertEntry.run(sessionId, seq + index, data);
-    touchSession.run({ id: sessionId, now: Date.now(), last: seq + entries.length - 1 });
+    const now = Date.now();
+    for (let index = 0; index < entries.length; index++)
+      insertEntry.run(sessionId, seq + index, now, entries[index]!);
   });
-  const remove = db.transaction((sessionId: string) => {
-    deleteEntries.run(sessionId);
-    return deleteSession.run(sessionId).changes > 0;
-  });
+  const remove = db.transaction((sessionId: string) => deleteSession.run(sessionId).changes > 0);
 
   /** Runs a method's body, turning a closed database or a SQLite failure into a SessionStoreError. */
   const attempt = <T>(method: string, body: (prefix: string) => T): Promise<T> => {

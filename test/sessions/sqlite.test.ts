@@ -1,5 +1,6 @@
-// sqliteStore() beyond the shared contract: its file, WAL, sharing one file, and a locked database.
-import { mkdirSync } from "node:fs";
+// sqliteStore() beyond the shared contract: its file, WAL, sharing one file, a locked database, the
+// pages an append writes, and files of the first layout.
+import { mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SessionStoreError } from "skein";
@@ -103,3 +104,92 @@ test("a database held locked by another writer past busy_timeout: SessionStoreEr
   await store.append("s", 2, ["b"]);
   await store.close();
 }, 30_000);
+
+/** The WAL file's frames (a header and a page each) after its 32-byte header. */
+function walFrames(path: string): number {
+  return (statSync(`${path}-wal`).size - 32) / (4096 + 24);
+}
+
+test("an append of a small entry writes two pages: its row and its index entry, nothing else", async () => {
+  const path = join(dir, "pages.db");
+  const store = sqliteStore({ path });
+  await store.append("s", 1, ["first"]);
+  await store.append("t", 1, ["first"]);
+  const before = walFrames(path);
+  for (let seq = 2; seq <= 11; seq++) {
+    await store.append("s", seq, [`{"type":"started","seq":${seq}}`]);
+  }
+  // No checkpoint runs below 1000 frames, so the WAL only grows: one frame a page written.
+  expect(walFrames(path) - before).toBe(20);
+  await store.close();
+});
+
+/** A file as the first sqliteStore wrote it: a sessions table with a counter, entries beside it. */
+function firstLayout(path: string): void {
+  const raw = new Database(path);
+  raw.pragma("journal_mode = WAL");
+  raw.exec(`
+    CREATE TABLE skein_sessions (
+      session_id TEXT PRIMARY KEY, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+      last_seq INTEGER NOT NULL, touched INTEGER NOT NULL);
+    CREATE INDEX skein_sessions_touched ON skein_sessions (touched);
+    CREATE TABLE skein_entries (
+      session_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)) WITHOUT ROWID;
+    INSERT INTO skein_sessions VALUES ('old', 1000, 3000, 3, 2), ('new', 2000, 2000, 1, 3),
+      ('older', 500, 4000, 2, 1);
+    INSERT INTO skein_entries VALUES ('old', 1, 'o1'), ('old', 2, 'o2'), ('old', 3, 'o3'),
+      ('new', 1, 'n1'), ('older', 1, 'x1'), ('older', 2, 'x2');
+  `);
+  raw.close();
+}
+
+test("a file of the first layout is moved over on open: entries, list order and times kept", async () => {
+  const path = join(dir, "first-layout.db");
+  firstLayout(path);
+  const store = sqliteStore({ path });
+  expect(await store.list()).toEqual([
+    { sessionId: "new", createdAt: 2000, updatedAt: 2000, lastSeq: 1 },
+    { sessionId: "old", createdAt: 1000, updatedAt: 3000, lastSeq: 3 },
+    { sessionId: "older", createdAt: 500, updatedAt: 4000, lastSeq: 2 },
+  ]);
+  expect(await store.read("old")).toEqual([
+    { seq: 1, data: "o1" },
+    { seq: 2, data: "o2" },
+    { seq: 3, data: "o3" },
+  ]);
+  await expect(store.append("old", 3, ["again"])).rejects.toMatchObject({
+    name: "SessionConflictError",
+    lastSeq: 3,
+  });
+  await store.append("old", 4, ["o4"]);
+  expect((await store.list())[0]).toMatchObject({ sessionId: "old", lastSeq: 4 });
+  await store.close();
+  const raw = new Database(path, { readonly: true });
+  try {
+    expect(raw.pragma("user_version", { simple: true })).toBe(1);
+    const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck();
+    expect(tables.all()).toEqual(["skein_entries"]);
+  } finally {
+    raw.close();
+  }
+  // Opening it again changes nothing.
+  const again = sqliteStore({ path });
+  expect((await again.read("old")).map((row) => row.data)).toEqual(["o1", "o2", "o3", "o4"]);
+  await again.close();
+});
+
+test("a file of a newer layout is refused, not changed", async () => {
+  const path = join(dir, "newer.db");
+  const raw = new Database(path);
+  raw.pragma("user_version = 2");
+  raw.close();
+  expect(() => sqliteStore({ path })).toThrow(SessionStoreError);
+  expect(() => sqliteStore({ path })).toThrow(/newer skein \(layout 2; this one reads 1\)/);
+  const check = new Database(path, { readonly: true });
+  try {
+    expect(check.prepare("SELECT count(*) FROM sqlite_master").pluck().get()).toBe(0);
+  } finally {
+    check.close();
+  }
+});
