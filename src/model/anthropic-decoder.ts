@@ -163,10 +163,17 @@ export class AnthropicDecoder implements StreamDecoder {
         if (block.type === "thinking")
           block.signature = (block.signature ?? "") + String(delta.signature);
         return [];
-      case "input_json_delta":
-        if (this.#json.has(index))
-          this.#json.set(index, this.#json.get(index) + String(delta.partial_json ?? ""));
-        return [];
+      case "input_json_delta": {
+        if (!this.#json.has(index)) return [];
+        const fragment = String(delta.partial_json ?? "");
+        this.#json.set(index, this.#json.get(index) + fragment);
+        // Streamed input only for the calls that will be ours to run (a `tool_call` follows, or an
+        // incomplete call): server_tool_use and mcp_tool_use blocks run on the API's side, get no
+        // `tool_call`, and their input is shown with the final message. The API opens each block
+        // with an empty fragment: only non-empty ones are passed on.
+        if (block.type !== "tool_use" || fragment === "" || this.#stopped.has(index)) return [];
+        return [{ type: "tool_input_delta", id: block.id, name: block.name, delta: fragment }];
+      }
       default:
         return [];
     }

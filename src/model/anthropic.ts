@@ -1,4 +1,5 @@
 import { AnthropicDecoder } from "./anthropic-decoder.ts";
+import { anthropicOutputSchema } from "./anthropic-schema.ts";
 import type { ContentBlock, Message } from "./messages.ts";
 import type { Model, ModelRequest, ModelStreamEvent } from "./model.ts";
 import {
@@ -7,6 +8,7 @@ import {
   type ProviderOptions,
   resolveProvider,
 } from "./provider-options.ts";
+import { type Refuser, refuse, toolChoiceOf } from "./settings.ts";
 import { readErrorBody, streamWithRetries } from "./transport.ts";
 
 export const ANTHROPIC_DEFAULT_BASE_URL = "https://api.anthropic.com";
@@ -20,6 +22,12 @@ export interface AnthropicOptions extends ProviderOptions {
   thinking?: Record<string, unknown>;
   /** Cache breakpoints on the system prompt, the tool list and the transcript; default on. */
   promptCaching?: boolean;
+  /**
+   * Typed output (the agent's `output`) through the API's structured outputs (`output_config`),
+   * for the models and endpoints that have them; default off: the engine offers a `final_output`
+   * tool instead, which every model and Anthropic-compatible endpoint takes.
+   */
+  structuredOutputs?: boolean;
 }
 
 const ANTHROPIC_KEYS: ReadonlySet<string> = new Set([
@@ -44,21 +52,31 @@ export function anthropic(options: AnthropicOptions = {}): Model {
     defaultModel: ANTHROPIC_DEFAULT_MODEL,
   });
   const caching = options.promptCaching ?? true;
+  const structuredOutputs = options.structuredOutputs ?? false;
+  // Limits that are Anthropic's own: a compatible endpoint (another host) may allow more.
+  const ownHost = new URL(endpoint).hostname === new URL(ANTHROPIC_DEFAULT_BASE_URL).hostname;
+  const thinking =
+    options.thinking !== undefined &&
+    options.thinking !== null &&
+    (options.thinking as { type?: unknown }).type !== "disabled";
 
   return {
     provider: "anthropic",
     modelId,
+    structuredOutputs,
     stream(
       request: ModelRequest,
       { signal }: { signal: AbortSignal },
     ): AsyncIterable<ModelStreamEvent> {
       assertKey();
+      const settings = request.settings ?? {};
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
-        max_tokens: request.maxTokens ?? options.maxTokens ?? 8192,
+        max_tokens: settings.maxOutputTokens ?? request.maxTokens ?? options.maxTokens ?? 8192,
         messages: wireMessages(request.messages, caching),
         stream: true,
       };
+      applySettings(body, request, { ownHost, thinking });
       if (request.system) {
         body.system = [
           { type: "text", text: request.system, ...(caching ? { cache_control: EPHEMERAL } : {}) },
@@ -72,6 +90,16 @@ export function anthropic(options: AnthropicOptions = {}): Model {
         );
       }
       if (options.thinking) body.thinking = options.thinking;
+      if (structuredOutputs && request.output) {
+        // Structured outputs as generally available: `output_config.format`, no beta header.
+        // Followed: https://platform.claude.com/docs/en/build-with-claude/structured-outputs
+        // ("Migrating from beta? The output_format parameter has moved to output_config.format,
+        // and beta headers are no longer required"). The beta form (`output_format` with
+        // `anthropic-beta: structured-outputs-2025-11-13`) is only kept for a transition period.
+        body.output_config = {
+          format: { type: "json_schema", schema: anthropicOutputSchema(request.output.schema) },
+        };
+      }
       return streamWithRetries({
         url: endpoint,
         headers: {
@@ -93,6 +121,44 @@ export function anthropic(options: AnthropicOptions = {}): Model {
 }
 
 const EPHEMERAL = { type: "ephemeral" } as const;
+
+const ANTHROPIC: Refuser = { prefix: "anthropic()", api: "the Anthropic Messages API" };
+
+/**
+ * The call's model settings as Messages API fields (`temperature`, `top_p`, `stop_sequences`,
+ * `tool_choice`; `max_tokens` is set with the body), after the refusals that need no request:
+ * a temperature above 1 on Anthropic's own host, and a forced tool choice with thinking on.
+ */
+function applySettings(
+  body: Record<string, unknown>,
+  request: ModelRequest,
+  context: { ownHost: boolean; thinking: boolean },
+): void {
+  const settings = request.settings;
+  if (!settings) return;
+  if (settings.temperature !== undefined) {
+    if (context.ownHost && settings.temperature > 1) {
+      throw refuse(
+        ANTHROPIC,
+        `modelSettings.temperature is ${settings.temperature}, above the limit of ${ANTHROPIC.api}, whose temperature ranges from 0 to 1. Give a value from 0 to 1.`,
+      );
+    }
+    body.temperature = settings.temperature;
+  }
+  if (settings.topP !== undefined) body.top_p = settings.topP;
+  if (settings.stopSequences?.length) body.stop_sequences = settings.stopSequences;
+  const choice = toolChoiceOf(ANTHROPIC, request);
+  if (choice === undefined) return;
+  if (context.thinking && (choice === "any" || typeof choice === "object")) {
+    const named = choice === "any" ? '"any"' : `{ name: "${choice.name}" }`;
+    throw refuse(
+      ANTHROPIC,
+      `modelSettings.toolChoice ${named} forces a tool call, which ${ANTHROPIC.api} does not allow with thinking on: with thinking, only "auto" and "none" are allowed. Use "auto", or turn thinking off.`,
+    );
+  }
+  body.tool_choice =
+    typeof choice === "object" ? { type: "tool", name: choice.name } : { type: choice };
+}
 
 /**
  * The transcript as the API wants it: `incomplete` stripped, empty replies left out, turns that

@@ -64,6 +64,7 @@ export function modelFromName(
   return {
     provider: provider.provider,
     modelId: provider.modelId,
+    structuredOutputs: provider.structuredOutputs ?? false,
     async *stream(request, streamOptions) {
       try {
         yield* provider.stream(request, streamOptions);

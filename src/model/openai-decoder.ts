@@ -11,6 +11,8 @@ interface PartialToolCall {
   input?: unknown;
   /** Why the call cannot run, once read. */
   incomplete?: string;
+  /** The length of `arguments` when it last failed to parse while a later call streamed. */
+  triedAt?: number;
 }
 
 /**
@@ -86,7 +88,12 @@ export class OpenAIDecoder implements StreamDecoder {
     return out;
   }
 
-  /** Assembles fragments; a call is complete once a later call begins, and is announced then (eager execution). */
+  /**
+   * Assembles fragments, passing each non-empty one on as a `tool_input_delta`. Parallel calls
+   * are told apart by `index`, and their fragments may interleave: a call is announced (eager
+   * execution) once a later call streams and its own JSON is complete, never while it may still
+   * grow; the rest are read at the end.
+   */
   #toolCallDelta(call: Record<string, unknown>): ModelStreamEvent[] {
     const index = typeof call.index === "number" ? call.index : this.#calls.length;
     // A hostile index must not make us walk or allocate a huge array.
@@ -99,10 +106,39 @@ export class OpenAIDecoder implements StreamDecoder {
     if (typeof call.id === "string" && call.id) current.id = call.id;
     // Some servers repeat the name in every chunk: the name is set, not appended (as openai-node does).
     if (typeof fn.name === "string" && fn.name) current.name = fn.name;
-    if (typeof fn.arguments === "string") current.arguments += fn.arguments;
     const out: ModelStreamEvent[] = [];
-    while (this.#announced < index) out.push(...this.#announce(this.#announced++, false));
+    if (typeof fn.arguments === "string" && fn.arguments !== "") {
+      current.arguments += fn.arguments;
+      // A call already announced has complete JSON (only whitespace can follow it): its input is
+      // settled, and no delta may come after its tool_call.
+      if (index >= this.#announced) {
+        const id = current.id || `call_${index}`;
+        out.push({ type: "tool_input_delta", id, name: current.name, delta: fn.arguments });
+      }
+    }
+    while (this.#announced < index && this.#complete(this.#announced))
+      out.push(...this.#announce(this.#announced++, false));
     return out;
+  }
+
+  /**
+   * True when call `index`'s JSON is complete (a JSON text that parses cannot grow into another
+   * one), or was read as broken. Tried again only once its text changed, so a call that streams
+   * beside another is parsed at most once per fragment of its own that ends like a JSON object.
+   */
+  #complete(index: number): boolean {
+    const call = this.#calls[index];
+    if (!call) return true;
+    const text = call.arguments.trimEnd();
+    if (!text.endsWith("}") && !text.endsWith("]")) return false;
+    if (call.triedAt === text.length) return false;
+    try {
+      JSON.parse(text);
+      return true;
+    } catch {
+      call.triedAt = text.length;
+      return false;
+    }
   }
 
   /** Reads call `index`; returns its tool_call event when it is complete and nothing before it was cut. */

@@ -8,6 +8,7 @@ import {
   type ProviderOptions,
   resolveProvider,
 } from "./provider-options.ts";
+import { type Refuser, refuse, toolChoiceOf } from "./settings.ts";
 import { readErrorBody, streamWithRetries } from "./transport.ts";
 
 export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
@@ -23,6 +24,12 @@ export interface OpenAIOptions extends ProviderOptions {
   replayReasoning?: boolean;
   /** OpenAI strict mode for tool schemas, where the endpoint supports it; default off. */
   strictTools?: boolean;
+  /**
+   * Typed output (the agent's `output`) as `response_format: { type: "json_schema" }`; default
+   * on. Turn it off for a server without JSON-schema response formats: the engine then offers a
+   * `final_output` tool instead.
+   */
+  structuredOutputs?: boolean;
 }
 
 const OPENAI_KEYS: ReadonlySet<string> = new Set([
@@ -52,10 +59,12 @@ export function openai(options: OpenAIOptions = {}): Model {
   const maxTokensField = host === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
   const replayReasoning =
     options.replayReasoning ?? (host === "deepseek.com" || host.endsWith(".deepseek.com"));
+  const structuredOutputs = options.structuredOutputs ?? true;
 
   return {
     provider: "openai",
     modelId,
+    structuredOutputs,
     stream(
       request: ModelRequest,
       { signal }: { signal: AbortSignal },
@@ -67,10 +76,19 @@ export function openai(options: OpenAIOptions = {}): Model {
         stream: true,
         stream_options: { include_usage: true },
       };
-      const maxTokens = request.maxTokens ?? options.maxTokens;
+      const maxTokens = request.settings?.maxOutputTokens ?? request.maxTokens ?? options.maxTokens;
       if (maxTokens !== undefined) body[maxTokensField] = maxTokens;
       if (request.tools.length)
         body.tools = request.tools.map((tool) => wireTool(tool, options.strictTools === true));
+      applySettings(body, request);
+      if (structuredOutputs && request.output) {
+        // Not strict: OpenAI's strict mode needs every property required and every object closed,
+        // which an arbitrary schema is not; the engine validates the answer itself.
+        body.response_format = {
+          type: "json_schema",
+          json_schema: { name: request.output.name, schema: request.output.schema, strict: false },
+        };
+      }
       return streamWithRetries({
         url: endpoint,
         headers: {
@@ -97,4 +115,37 @@ export function openai(options: OpenAIOptions = {}): Model {
       });
     },
   };
+}
+
+const OPENAI: Refuser = { prefix: "openai()", api: "the OpenAI Chat Completions API" };
+
+/** The API's limit on `stop`. */
+const MAX_STOP_SEQUENCES = 4;
+
+/**
+ * The call's model settings as Chat Completions fields (`temperature`, `top_p`, `stop`,
+ * `tool_choice`; the max-tokens field is set with the body), after the refusals that need no
+ * request: more than four stop sequences, a tool choice the call's tools cannot satisfy.
+ */
+function applySettings(body: Record<string, unknown>, request: ModelRequest): void {
+  const settings = request.settings;
+  if (!settings) return;
+  if (settings.temperature !== undefined) body.temperature = settings.temperature;
+  if (settings.topP !== undefined) body.top_p = settings.topP;
+  const stop = settings.stopSequences;
+  if (stop && stop.length > MAX_STOP_SEQUENCES) {
+    throw refuse(
+      OPENAI,
+      `modelSettings.stopSequences has ${stop.length} entries, more than ${OPENAI.api} takes: at most ${MAX_STOP_SEQUENCES} stop sequences.`,
+    );
+  }
+  if (stop?.length) body.stop = stop;
+  const choice = toolChoiceOf(OPENAI, request);
+  if (choice === undefined) return;
+  body.tool_choice =
+    typeof choice === "object"
+      ? { type: "function", function: { name: choice.name } }
+      : choice === "any"
+        ? "required"
+        : choice;
 }

@@ -23,6 +23,12 @@ export interface ProviderOptions {
    * A server that keeps sending events but never finishes ends with a retryable `APITimeoutError`.
    */
   totalTimeoutMs?: number;
+  /**
+   * The `fetch` every HTTP request goes through (retries included), with `globalThis.fetch`'s
+   * signature: for a proxy or a custom dispatcher (Node's own fetch ignores `HTTPS_PROXY`).
+   * Timeouts, retries and abort work as with the default. Default: `globalThis.fetch`.
+   */
+  fetch?: typeof globalThis.fetch;
 }
 
 export const PROVIDER_OPTION_KEYS: readonly string[] = [
@@ -35,6 +41,8 @@ export const PROVIDER_OPTION_KEYS: readonly string[] = [
   "timeoutMs",
   "idleTimeoutMs",
   "totalTimeoutMs",
+  "fetch",
+  "structuredOutputs",
 ];
 
 export function resolveTransport(prefix: string, options: ProviderOptions): TransportOptions {
@@ -50,6 +58,11 @@ export function resolveTransport(prefix: string, options: ProviderOptions): Tran
   assertPositiveInteger(prefix, "timeoutMs", options.timeoutMs);
   assertPositiveInteger(prefix, "idleTimeoutMs", options.idleTimeoutMs);
   assertPositiveInteger(prefix, "totalTimeoutMs", options.totalTimeoutMs);
+  if (options.fetch !== undefined && typeof options.fetch !== "function") {
+    throw new ConfigurationError(
+      `${prefix}: fetch must be a function with the signature of globalThis.fetch, received ${describeValue(options.fetch)}.`,
+    );
+  }
   if (options.headers !== undefined) {
     const valid =
       typeof options.headers === "object" &&
@@ -63,6 +76,7 @@ export function resolveTransport(prefix: string, options: ProviderOptions): Tran
     timeoutMs: options.timeoutMs ?? 120_000,
     idleTimeoutMs: options.idleTimeoutMs ?? 120_000,
     totalTimeoutMs: options.totalTimeoutMs ?? 600_000,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
   };
 }
 
@@ -157,7 +171,7 @@ export interface ResolvedProvider {
 
 export function resolveProvider(spec: {
   prefix: string;
-  options: ProviderOptions & { maxTokens?: number };
+  options: ProviderOptions & { maxTokens?: number; structuredOutputs?: boolean };
   keys: ReadonlySet<string>;
   variable: "ANTHROPIC" | "OPENAI";
   defaultBaseURL: string;
@@ -167,6 +181,11 @@ export function resolveProvider(spec: {
   const { prefix, options, variable } = spec;
   assertKnownOptions(prefix, options, spec.keys);
   assertPositiveInteger(prefix, "maxTokens", options.maxTokens);
+  if (options.structuredOutputs !== undefined && typeof options.structuredOutputs !== "boolean") {
+    throw new ConfigurationError(
+      `${prefix}: structuredOutputs must be a boolean, received ${describeValue(options.structuredOutputs)}.`,
+    );
+  }
   const { apiKey, baseURL, withheld } = readEnvironment(
     prefix,
     options,

@@ -8,6 +8,7 @@ import {
   ModelError,
   ProtocolError,
 } from "../errors.ts";
+import { describeValue } from "../options.ts";
 import { type BatchedStream, EVENT_BATCHES, type ModelStreamEvent } from "./model.ts";
 import { retryDelay, shouldRetry, sleep } from "./retry-policy.ts";
 
@@ -22,6 +23,8 @@ export interface TransportOptions {
   idleTimeoutMs: number;
   /** The whole of one attempt, headers and body: a server that trickles forever still ends. */
   totalTimeoutMs: number;
+  /** The user's `fetch` (provider option), for every attempt; else `globalThis.fetch`, read at call time. */
+  fetch?: typeof globalThis.fetch;
 }
 
 /** How one protocol reads one attempt's stream. A fresh decoder per attempt. */
@@ -72,6 +75,12 @@ async function* eachEvent(
   for await (const batch of batches) yield* batch;
 }
 
+/**
+ * What makes an attempt final: once one of these reached the engine, a failure is not retried.
+ * `tool_input_delta` is deliberately not among them: a call's input counts once its `tool_call`
+ * is passed on, so a cut after only deltas is still retried (the next attempt streams its
+ * deltas from the start, after the `retry` event).
+ */
 const passesOn = (event: ModelStreamEvent) =>
   event.type === "text_delta" || event.type === "thinking_delta" || event.type === "tool_call";
 
@@ -146,7 +155,8 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
   try {
     let response: Response;
     try {
-      response = await fetch(request.url, {
+      const send = transport.fetch ?? fetch;
+      response = await send(request.url, {
         method: "POST",
         headers: request.headers,
         body: JSON.stringify(request.body),
@@ -158,6 +168,12 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
       throw connectionError(error, controller.signal, request.url, "connect");
     } finally {
       clearTimeout(headersTimer);
+    }
+    if (!isResponse(response)) {
+      // Not retried: a user-supplied fetch that answers with something else will do so again.
+      throw new ProtocolError(
+        `The fetch function given to the provider resolved with ${describeValue(response)} instead of a Response (with a web ReadableStream body): give a fetch with the signature of globalThis.fetch.`,
+      );
     }
     if (!response.ok || !response.body) {
       // The error body is read under the idle watchdog and a size cap: a stalled one cannot hang the run.
@@ -231,6 +247,19 @@ async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEv
     // Closes the connection if the body was not read to the end (abort, error, early return).
     if (!bodyDone) controller.abort();
   }
+}
+
+/** What the code below reads of a Response: a user's fetch may return anything. */
+function isResponse(value: unknown): value is Response {
+  const response = value as Response | null;
+  return (
+    typeof response === "object" &&
+    response !== null &&
+    typeof response.ok === "boolean" &&
+    typeof response.status === "number" &&
+    typeof response.headers?.get === "function" &&
+    (response.body === null || typeof response.body?.getReader === "function")
+  );
 }
 
 /** What a failed fetch or read means: our own timeout, the caller's abort, or a broken connection. */

@@ -49,9 +49,16 @@ export interface MockErrorSpec {
  * words before the script is asked (see `MockServerOptions.validate`): Anthropic more than four
  * `cache_control` breakpoints, a first message not from the user, roles that do not alternate,
  * an empty message or text block, a `tool_use` without its `tool_result` in the next message, a
- * `tool_result` for an id the previous message did not use, thinking without its signature;
- * OpenAI a `tool` message that answers no call of the assistant message before it, and
- * `tool_calls` not followed by a `tool` message for each call.
+ * `tool_result` for an id the previous message did not use, thinking without its signature,
+ * `temperature` or `top_p` outside 0..1, a `tool_choice` without tools, naming a tool the
+ * request does not carry, or forcing a call with thinking on, an `output_config.format` schema
+ * with an object not closed by `additionalProperties: false`; OpenAI a `tool` message that
+ * answers no call of the assistant message before it, `tool_calls` not followed by a `tool`
+ * message for each call, `temperature` outside 0..2, `top_p` outside 0..1, more than four
+ * `stop` sequences, a `tool_choice` without tools or naming a function the request does not
+ * carry, a `response_format` json_schema without a valid name. Every field the client sent
+ * (settings, `response_format`, `output_config`) is in `requests[i].body`. A structured-output
+ * request is answered with the turn's `text`, as is.
  *
  * Faults are checked strictly (an unknown option is an error). `gapMs`, `endAfter`,
  * `keepAlive`, `errorEvent`, `malformed`, `chunkBytes`, `crlf` and `trickleMs` shape a streamed

@@ -5,16 +5,74 @@ import type { MockErrorSpec } from "./types.ts";
  * them), so a wire mistake fails a test as it would fail in production: more than four cache
  * breakpoints, a first message that is not the user's, roles that do not alternate, an empty
  * message or text block, a `tool_use` not answered in the next message, a `tool_result` for an
- * unknown id, and thinking replayed without its signature. Undefined when the request is fine.
+ * unknown id, and thinking replayed without its signature; and in the request's settings, a
+ * `temperature` or `top_p` outside 0..1, `stop_sequences` that are not strings, a `tool_choice`
+ * without tools, naming a tool the request does not carry, or forcing a tool call with thinking
+ * on, and an `output_config.format` that is not a JSON schema with every object closed.
+ * Undefined when the request is fine.
  */
 export function anthropicRequestProblem(body: any): MockErrorSpec | undefined {
   const messages: unknown[] = body.messages;
   const problem =
+    settingsProblem(body) ??
     roleProblem(messages) ??
     systemProblem(body.system) ??
     messagesProblem(messages) ??
     cacheProblem(body);
   return problem === undefined ? undefined : { type: "invalid_request_error", message: problem };
+}
+
+function settingsProblem(body: any): string | undefined {
+  for (const field of ["temperature", "top_p"]) {
+    const value = body[field];
+    if (value !== undefined && !(typeof value === "number" && value >= 0 && value <= 1))
+      return `${field}: range: 0..1`;
+  }
+  const stops = body.stop_sequences;
+  if (stops !== undefined && !(Array.isArray(stops) && stops.every((s) => typeof s === "string")))
+    return "stop_sequences: Input should be a valid list of strings";
+  return toolChoiceProblem(body) ?? outputProblem(body.output_config);
+}
+
+function toolChoiceProblem(body: any): string | undefined {
+  const choice = body.tool_choice;
+  if (choice === undefined) return undefined;
+  const types = ["auto", "any", "tool", "none"];
+  if (typeof choice !== "object" || choice === null || !types.includes(choice.type))
+    return `tool_choice: Input tag '${String(choice?.type)}' found using 'type' does not match any of the expected tags: 'auto', 'any', 'tool', 'none'`;
+  const tools: Block[] = Array.isArray(body.tools) ? body.tools : [];
+  if (tools.length === 0)
+    return "tool_choice: tool_choice may only be specified while providing tools.";
+  if (choice.type === "tool" && !tools.some((tool) => tool?.name === choice.name))
+    return `tool_choice.name: Tool '${String(choice.name)}' not found in the provided tools`;
+  const thinking = body.thinking?.type === "enabled" || body.thinking?.type === "adaptive";
+  if (thinking && (choice.type === "any" || choice.type === "tool"))
+    return "Thinking may not be enabled when tool_choice forces tool use.";
+  return undefined;
+}
+
+/** Structured outputs: a JSON schema whose every object says `additionalProperties: false`. */
+function outputProblem(config: any): string | undefined {
+  const format = config?.format;
+  if (format === undefined) return undefined;
+  if (format?.type !== "json_schema")
+    return `output_config.format.type: Input should be 'json_schema'`;
+  const schema = format.schema;
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema))
+    return "output_config.format.schema: Input should be a valid dictionary";
+  return openObject(schema)
+    ? "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false"
+    : undefined;
+}
+
+function openObject(node: unknown): boolean {
+  if (typeof node !== "object" || node === null) return false;
+  if (Array.isArray(node)) return node.some(openObject);
+  const schema = node as Block;
+  if (schema.type === "object" && schema.additionalProperties !== false) return true;
+  return Object.entries(schema).some(
+    ([key, value]) => key !== "enum" && key !== "const" && key !== "default" && openObject(value),
+  );
 }
 
 type Block = Record<string, any>;
