@@ -19,6 +19,7 @@ import {
   AGENT_OPTION_KEYS,
   assertKnownOptions,
   assertOneOf,
+  assertPrompt,
   describeValue,
   PERMISSION_KEYS,
   QUERY_OPTION_KEYS,
@@ -31,15 +32,19 @@ import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
 import { runLoop } from "./run/loop.ts";
 import { newRun } from "./run/new-run.ts";
-import { restoreRun } from "./run/state.ts";
+import { type RestoredRun, restoreRun } from "./run/state.ts";
+import { queueOf, SteeringQueue } from "./run/steering.ts";
 import type {
   AgentEvent,
   AgentOptions,
+  OutputOf,
+  OutputSchema,
   ResumeOptions,
   RunOptions,
   RunState,
   SDKResultMessage,
   SessionTarget,
+  Steering,
 } from "./run/types.ts";
 import {
   checkHistory,
@@ -56,12 +61,19 @@ import type { SessionStore } from "./sessions/types.ts";
 /** What a run starts from: text, or content blocks (text and images) for the first user message. */
 export type Prompt = string | ContentBlock[];
 
-export interface Agent {
+/**
+ * What `agent.stream()` returns: the run's events (ending with `result`), and `steer()` /
+ * `followUp()` to talk to the run while it works.
+ */
+export type AgentRun<TOutput = unknown> = AsyncGenerator<AgentEvent<TOutput>, void, undefined> &
+  Steering;
+
+export interface Agent<TOutput = unknown> {
   readonly id?: string;
   /** Runs to the end and resolves with the result. Rejects only with `AbortError`. */
-  run(prompt: Prompt, options?: RunOptions): Promise<SDKResultMessage>;
+  run(prompt: Prompt, options?: RunOptions): Promise<SDKResultMessage<TOutput>>;
   /** The same run as a stream of events, ending with the `result` event. Breaking out aborts the run. */
-  stream(prompt: Prompt, options?: RunOptions): AsyncGenerator<AgentEvent, void, undefined>;
+  stream(prompt: Prompt, options?: RunOptions): AgentRun<TOutput>;
   /**
    * Continues a paused run as if its pending tools had run (`toolOutputs`), in this process or
    * another. With a session store, `{ sessionId }` continues the session's unfinished run (paused,
@@ -70,12 +82,12 @@ export interface Agent {
   resume(
     state: RunState | string | SessionTarget,
     options?: ResumeOptions,
-  ): Promise<SDKResultMessage>;
+  ): Promise<SDKResultMessage<TOutput>>;
   /** `resume` as a stream of events. */
   resumeStream(
     state: RunState | string | SessionTarget,
     options?: ResumeOptions,
-  ): AsyncGenerator<AgentEvent, void, undefined>;
+  ): AgentRun<TOutput>;
   /**
    * Puts the files Write and Edit changed since the checkpoint back as they were, all or nothing
    * (needs a session store; files changed only by Bash are not tracked).
@@ -93,26 +105,33 @@ export interface Agent {
   runNext(
     mailbox: Mailbox,
     options?: RunNextOptions,
-  ): Promise<(SDKResultMessage & { task: MailboxMessage }) | undefined>;
+  ): Promise<(SDKResultMessage<TOutput> & { task: MailboxMessage }) | undefined>;
 }
 
 /** A checked, reusable agent definition: no connection, no state. */
-export type AgentDefinition = Readonly<AgentOptions>;
+export type AgentDefinition<S extends OutputSchema | undefined = OutputSchema | undefined> =
+  Readonly<AgentOptions<S>>;
 
 /** Checks agent options strictly and returns them, typed, for `createAgent` / `createBareAgent` later. */
-export function defineAgent(options: AgentOptions): AgentDefinition {
+export function defineAgent<S extends OutputSchema | undefined = undefined>(
+  options: AgentOptions<S>,
+): AgentDefinition<S> {
   assemble(options, { builtins: false, definition: true });
   return options;
 }
 
 /** An agent with skein's built-in tools (Read, LS, Glob, Grep, Write, Edit, Bash, ...) followed by yours. */
-export function createAgent(options: AgentOptions | AgentDefinition): Agent {
-  return build(options, { builtins: true });
+export function createAgent<S extends OutputSchema | undefined = undefined>(
+  options: AgentOptions<S> | AgentDefinition<S>,
+): Agent<OutputOf<S>> {
+  return build(options, { builtins: true }) as Agent<OutputOf<S>>;
 }
 
 /** An agent with only the tools you give it. */
-export function createBareAgent(options: AgentOptions | AgentDefinition): Agent {
-  return build(options, { builtins: false });
+export function createBareAgent<S extends OutputSchema | undefined = undefined>(
+  options: AgentOptions<S> | AgentDefinition<S>,
+): Agent<OutputOf<S>> {
+  return build(options, { builtins: false }) as Agent<OutputOf<S>>;
 }
 
 type Choice = { builtins: boolean; definition?: boolean; alsoKnown?: readonly string[] };
@@ -279,28 +298,34 @@ const modelByName: ModelFactory = (choice) => {
   });
 };
 
-export interface QueryOptions extends AgentOptions {
+export interface QueryOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
+  extends AgentOptions<S> {
   prompt: Prompt;
   signal?: AbortSignal;
   sessionId?: string;
+  steering?: Steering;
 }
 
 /** The one-shot streaming form (seed 002): `for await (const event of query({ prompt, model, tools }))`. */
-export function query(options: QueryOptions): AsyncGenerator<AgentEvent, void, undefined> {
+export function query<S extends OutputSchema | undefined = undefined>(
+  options: QueryOptions<S>,
+): AgentRun<OutputOf<S>> {
   assertKnownOptions("AgentOptions", options, QUERY_OPTION_KEYS);
-  const { prompt, signal, sessionId, ...agentOptions } = options;
+  const { prompt, signal, sessionId, steering, ...agentOptions } = options;
   const runOptions: RunOptions = {};
   if (signal !== undefined) runOptions.signal = signal;
   if (sessionId !== undefined) runOptions.sessionId = sessionId;
-  return createAgent(agentOptions).stream(prompt, runOptions);
+  if (steering !== undefined) runOptions.steering = steering;
+  return createAgent(agentOptions as AgentOptions<S>).stream(prompt, runOptions);
 }
 
 function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHandle): Agent {
   const { store } = context;
-  const fresh = (prompt: Prompt, options: RunOptions | undefined) => {
+  const fresh = (prompt: Prompt, options: RunOptions | undefined, streamed: boolean) => {
     assertKnownOptions("RunOptions", options, RUN_OPTION_KEYS);
     checkPrompt(prompt);
     const history = checkHistory(options?.messages, store !== undefined);
+    const steering = steeringFor(options?.steering, streamed, "run");
     const start: Start = (emit, signal) =>
       withRunBackground(config, async (runConfig) => {
         const message: Message = { role: "user", content: prompt };
@@ -311,18 +336,23 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
               messages: [...history, message],
               emit,
               signal,
+              ...(steering ? { steering } : {}),
             }),
           );
         const opened = await openSessionRun(store, runConfig, options?.sessionId, message);
-        return runLoop(newRun(runConfig, { ...opened, emit, signal }));
+        return runLoop(
+          newRun(runConfig, { ...opened, emit, signal, ...(steering ? { steering } : {}) }),
+        );
       });
-    return start;
+    return { start, steering };
   };
   const resumed = (
     target: RunState | string | SessionTarget,
     options: ResumeOptions | undefined,
+    streamed: boolean,
   ) => {
     assertKnownOptions("ResumeOptions", options, RESUME_OPTION_KEYS);
+    const given = steeringFor(options?.steering, streamed, "resume");
     const start: Start = async (emit, signal) => {
       if (isSessionTarget(target))
         return withRunBackground(config, (runConfig) =>
@@ -331,24 +361,42 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
             options: options ?? {},
             emit,
             signal,
+            steering: given,
           }),
         );
       const restored = await restoreRun(target, config, options ?? {});
       const state = (typeof target === "string" ? JSON.parse(target) : target) as RunState;
       const journal = store ? await journalForState(store, config, state) : undefined;
+      const steering = withQueued(given, restored.queued);
       return withRunBackground(config, (runConfig) =>
-        runLoop(newRun(runConfig, { ...restored, ...journal, emit, signal }), restored),
+        runLoop(
+          newRun(runConfig, {
+            ...restored,
+            ...journal,
+            emit,
+            signal,
+            ...(steering ? { steering } : {}),
+          }),
+          restored,
+        ),
       );
     };
-    return start;
+    return { start, steering: given };
   };
   return {
     id: config.id,
     // A bad argument rejects the returned promise, as every other failure of run() does.
-    run: async (prompt, options) => runToEnd(fresh(prompt, options), options?.signal),
-    stream: (prompt, options) => streamEvents(fresh(prompt, options), options?.signal),
-    resume: async (state, options) => runToEnd(resumed(state, options), options?.signal),
-    resumeStream: (state, options) => streamEvents(resumed(state, options), options?.signal),
+    run: async (prompt, options) => runToEnd(fresh(prompt, options, false).start, options?.signal),
+    stream: (prompt, options) => {
+      const { start, steering } = fresh(prompt, options, true);
+      return steerable(streamEvents(start, options?.signal), steering!);
+    },
+    resume: async (state, options) =>
+      runToEnd(resumed(state, options, false).start, options?.signal),
+    resumeStream: (state, options) => {
+      const { start, steering } = resumed(state, options, true);
+      return steerable(streamEvents(start, options?.signal), steering!);
+    },
     rewindFiles: async (sessionId, checkpointId) =>
       rewindFiles({
         store: requireStore(store, "rewindFiles"),
@@ -405,6 +453,7 @@ async function resumeSession(
     options: ResumeOptions;
     emit: (event: AgentEvent) => void;
     signal: AbortSignal;
+    steering: SteeringQueue | undefined;
   },
 ): Promise<SDKResultMessage> {
   const { emit, signal, options } = request;
@@ -413,12 +462,62 @@ async function resumeSession(
   if (opened.kind === "paused") {
     const restored = await restoreRun(opened.state, config, options);
     await journal.resumed();
-    const run = newRun(config, { ...restored, journal, checkpointId, emit, signal });
+    const steering = withQueued(request.steering, restored.queued);
+    const run = newRun(config, {
+      ...restored,
+      journal,
+      checkpointId,
+      emit,
+      signal,
+      ...(steering ? { steering } : {}),
+    });
     return runLoop(run, restored);
   }
   await journal.resumed();
-  const run = newRun(config, { ...opened.run, journal, checkpointId, emit, signal });
+  const run = newRun(config, {
+    ...opened.run,
+    journal,
+    checkpointId,
+    emit,
+    signal,
+    ...(request.steering ? { steering: request.steering } : {}),
+  });
   return runLoop(run, undefined, opened.recovery);
+}
+
+/**
+ * The run's steering queue: the one given (each serves one run), else, for a stream, one of its
+ * own (its handle's `steer`/`followUp` feed it); `run()` without one needs none.
+ */
+function steeringFor(given: unknown, streamed: boolean, where: string): SteeringQueue | undefined {
+  if (given !== undefined) {
+    const queue = queueOf(given, `${where}(options.steering)`);
+    queue.take(`${where}(options.steering)`);
+    return queue;
+  }
+  return streamed ? new SteeringQueue() : undefined;
+}
+
+/** Messages a paused state carried go first; a queue is made for them when the app gave none. */
+function withQueued(
+  queue: SteeringQueue | undefined,
+  queued: RestoredRun["queued"],
+): SteeringQueue | undefined {
+  if (queued.length === 0) return queue;
+  const target = queue ?? new SteeringQueue();
+  target.restore(queued);
+  return target;
+}
+
+/** The stream, with `steer` and `followUp` feeding its run. */
+function steerable<T>(
+  events: AsyncGenerator<AgentEvent<T>, void, undefined>,
+  queue: SteeringQueue,
+): AgentRun<T> {
+  return Object.assign(events, {
+    steer: (message: Prompt) => queue.push("steer", message),
+    followUp: (message: Prompt) => queue.push("follow_up", message),
+  });
 }
 
 const ignore = () => {};
@@ -510,8 +609,5 @@ async function* streamEvents(
 }
 
 function checkPrompt(prompt: unknown): void {
-  if (typeof prompt === "string" || Array.isArray(prompt)) return;
-  throw new ConfigurationError(
-    `run(prompt): the prompt must be a string or an array of content blocks, received ${describeValue(prompt)}.`,
-  );
+  assertPrompt("run(prompt)", "prompt", prompt);
 }

@@ -71,6 +71,26 @@ export class ToolTimeoutError extends SkeinError {
   }
 }
 
+/** `steer()` or `followUp()` after the run's result was decided: nothing was queued. */
+export class RunEndedError extends SkeinError {
+  override name = "RunEndedError";
+}
+
+/** A `beforeModelCall` hook threw or returned something skein cannot use; reported on the result. */
+export class HookError extends SkeinError {
+  override name = "HookError";
+}
+
+/** The next request cannot fit the model's context window, even with old results removed. Reported on the result. */
+export class ContextWindowError extends SkeinError {
+  override name = "ContextWindowError";
+}
+
+/** The model's final answer failed the agent's `output` schema more times than `outputRetries` allows. Reported on the result. */
+export class OutputValidationError extends SkeinError {
+  override name = "OutputValidationError";
+}
+
 /** A paused state handed to `resume` is malformed, altered, or does not fit this agent. Thrown before any side effect. */
 export class ResumeError extends SkeinError {
   override name = "ResumeError";

@@ -1,4 +1,4 @@
-export type { Agent, AgentDefinition, Prompt, QueryOptions } from "./agent.ts";
+export type { Agent, AgentDefinition, AgentRun, Prompt, QueryOptions } from "./agent.ts";
 export { createAgent, createBareAgent, defineAgent, query } from "./agent.ts";
 export type { AgentToolOptions, DelegateInput, DelegateToolOptions } from "./agents/agent-tool.ts";
 export { agentTool, delegateTool } from "./agents/agent-tool.ts";
@@ -14,15 +14,19 @@ export {
   BadRequestError,
   ConfigurationError,
   ConflictError,
+  ContextWindowError,
+  HookError,
   InternalServerError,
   ModelError,
   NotFoundError,
+  OutputValidationError,
   OverloadedError,
   PermissionDeniedError,
   ProtocolError,
   RateLimitError,
   ResumeError,
   RewindError,
+  RunEndedError,
   ScriptExhaustedError,
   SessionConflictError,
   SessionError,
@@ -48,6 +52,7 @@ export type {
   IncompleteToolCall,
   Model,
   ModelRequest,
+  ModelSettings,
   ModelStreamEvent,
   ModelToolSpec,
   StopReason,
@@ -56,19 +61,27 @@ export type { OpenAIOptions } from "./model/openai.ts";
 export { openai } from "./model/openai.ts";
 export type { Restrictions } from "./run/config.ts";
 export { PARALLEL_CALLS_HINT } from "./run/config.ts";
+export { createSteering } from "./run/steering.ts";
 export type {
   AgentEvent,
   AgentHooks,
   AgentOptions,
   ConcurrencyMode,
+  ContextOptions,
   ErrorInfo,
+  ModelCallChange,
+  ModelCallContext,
+  OutputOf,
+  OutputSchema,
   PendingToolCall,
+  QueuedMessage,
   ResumeOptions,
   RunEvent,
   RunOptions,
   RunState,
   SDKResultMessage,
   SessionTarget,
+  Steering,
   Step,
   StepToolCall,
   ToolBatchDecision,

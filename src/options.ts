@@ -89,6 +89,10 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "preset",
   "approvalSecret",
   "sessionStore",
+  "modelSettings",
+  "context",
+  "output",
+  "outputRetries",
 ]);
 
 export const PERMISSION_KEYS: ReadonlySet<string> = new Set(["allow", "ask", "deny"]);
@@ -98,6 +102,7 @@ export const QUERY_OPTION_KEYS: ReadonlySet<string> = new Set([
   "prompt",
   "signal",
   "sessionId",
+  "steering",
 ]);
 
 export const TOOL_OPTION_KEYS: ReadonlySet<string> = new Set([
@@ -127,17 +132,46 @@ export const DEFINE_TOOL_KEYS: ReadonlySet<string> = new Set([
   "onResponseReceived",
 ]);
 
-export const RUN_OPTION_KEYS: ReadonlySet<string> = new Set(["signal", "sessionId", "messages"]);
+export const RUN_OPTION_KEYS: ReadonlySet<string> = new Set([
+  "signal",
+  "sessionId",
+  "messages",
+  "steering",
+]);
 export const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set([
   "signal",
   "toolOutputs",
   "approvals",
+  "steering",
 ]);
+export const MODEL_SETTINGS_KEYS: ReadonlySet<string> = new Set([
+  "temperature",
+  "topP",
+  "stopSequences",
+  "toolChoice",
+  "maxOutputTokens",
+]);
+export const CONTEXT_KEYS: ReadonlySet<string> = new Set([
+  "window",
+  "threshold",
+  "target",
+  "summarize",
+]);
+export const SUMMARIZE_KEYS: ReadonlySet<string> = new Set(["model", "instructions"]);
 export const TOOL_CONCURRENCY_KEYS: ReadonlySet<string> = new Set(["mode", "maxConcurrency"]);
 export const TOOL_EXECUTION_KEYS: ReadonlySet<string> = new Set(["toolConcurrency"]);
 export const HOOK_KEYS: ReadonlySet<string> = new Set([
+  "beforeModelCall",
   "beforeToolCall",
   "afterToolCall",
   "onToolResult",
 ]);
 export const SECURITY_KEYS: ReadonlySet<string> = new Set(["network", "filesystem", "sideEffects"]);
+
+/** A prompt (or a steering message) is a string or an array of content blocks. */
+export function assertPrompt(where: string, noun: string, value: unknown): void {
+  if (typeof value === "string" || Array.isArray(value)) return;
+  throw new ConfigurationError(
+    `${where}: the ${noun} must be a string or an array of content blocks, received ${describeValue(value)}.`,
+  );
+}

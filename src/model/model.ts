@@ -7,6 +7,16 @@ export interface ModelToolSpec {
   input_schema: Record<string, unknown>;
 }
 
+/** Sampling and tool-use settings (design/interactive.md, "Model settings"). */
+export interface ModelSettings {
+  temperature?: number;
+  topP?: number;
+  stopSequences?: string[];
+  /** `"required"` is the same as `"any"`: some tool must be called. */
+  toolChoice?: "auto" | "any" | "required" | "none" | { name: string };
+  maxOutputTokens?: number;
+}
+
 export interface ModelRequest {
   system: string;
   messages: Message[];
@@ -14,6 +24,13 @@ export interface ModelRequest {
   maxTokens?: number;
   /** The model id to send, when the agent's `modelName` overrides the provider's own. */
   modelName?: string;
+  /** The settings in effect for this call (`toolChoice` `"required"` normalised to `"any"`); absent when none. */
+  settings?: ModelSettings & { toolChoice?: "auto" | "any" | "none" | { name: string } };
+  /**
+   * Native structured output (only sent to a model whose `structuredOutputs` is true): the reply's
+   * text is the answer, a JSON value of `schema`.
+   */
+  output?: { name: "final_output"; schema: Record<string, unknown> };
 }
 
 export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | (string & {});
@@ -28,6 +45,8 @@ export interface IncompleteToolCall {
 export type ModelStreamEvent =
   | { type: "text_delta"; text: string }
   | { type: "thinking_delta"; thinking: string }
+  /** A fragment of a tool call's JSON arguments as the model writes them (before its `tool_call`). */
+  | { type: "tool_input_delta"; id: string; name: string; delta: string }
   /**
    * A tool_use block is complete: eager execution may start it while the stream goes on. Sent in
    * block order; after a block that will not be announced (cut short, not valid JSON), announce no
@@ -68,6 +87,8 @@ export interface BatchedStream {
 export interface Model {
   readonly provider: string;
   readonly modelId: string;
+  /** The model takes `ModelRequest.output` natively (else the engine offers a `final_output` tool). */
+  readonly structuredOutputs?: boolean;
   stream(request: ModelRequest, options: { signal: AbortSignal }): AsyncIterable<ModelStreamEvent>;
 }
 

@@ -8,6 +8,7 @@ import {
   errorResult,
   toolCallOf,
 } from "./call.ts";
+import { interruptedResult } from "./deliver.ts";
 import { executeCall } from "./execute-call.ts";
 import { finalizeCall } from "./finalize-call.ts";
 import { askApproval, prepareCall } from "./prepare-call.ts";
@@ -185,6 +186,16 @@ export class Batch {
     await this.#settle();
 
     const aborted = env.signal.aborted;
+    // Steering interrupts calls waiting for approval as it does queued ones; calls waiting for
+    // the app keep waiting (it may be doing them already).
+    if (!aborted && env.steering?.hasSteer) {
+      for (const record of records) {
+        if (record.pending === "approval" || record.pending === "held") {
+          record.pending = undefined;
+          record.result = interruptedResult();
+        }
+      }
+    }
     if (aborted) {
       for (const record of records) {
         if (record.pending) {

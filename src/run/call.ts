@@ -38,7 +38,9 @@ export type FailureReason =
   /** Interrupted while its handler ran (a crash), and not idempotent: it may or may not have happened. */
   | "outcome_unknown"
   /** Not run: the session log could not record that it started. */
-  | "not_logged";
+  | "not_logged"
+  /** Not run: a steering message arrived before its handler started. */
+  | "interrupted";
 
 /** One tool call as it moves through the batch. Mutated in place by the three phases. */
 export interface CallRecord extends Schedulable {
@@ -93,6 +95,10 @@ export interface CallEnvironment {
   journal?: RunJournal;
   /** Where the run stands among agent tool runs (depth, usage of child runs). */
   link?: RunLink;
+  /** The tool names the current request offered (a call to another is `not_found`); default all visible. */
+  offered?: ReadonlySet<string>;
+  /** A steering message is queued: calls whose handler has not started are not run. */
+  steering?: { readonly hasSteer: boolean };
 }
 
 export function newCallRecord(id: string, name: string, rawInput: unknown): CallRecord {

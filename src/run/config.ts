@@ -1,6 +1,6 @@
 import type { Workspace } from "../builtin/environment.ts";
 import { ConfigurationError } from "../errors.ts";
-import { isModel, type Model, type ModelToolSpec } from "../model/model.ts";
+import { isModel, type Model, type ModelSettings, type ModelToolSpec } from "../model/model.ts";
 import {
   AGENT_OPTION_KEYS,
   assertFunction,
@@ -21,6 +21,8 @@ import type {
   ToolDefinition,
 } from "../tools/types.ts";
 import { DEFAULT_MAX_DEPTH } from "./link.ts";
+import { type OutputSpec, resolveOutput } from "./output.ts";
+import { type ContextSettings, checkContextOptions, checkModelSettings } from "./settings.ts";
 import type { AgentHooks, AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./types.ts";
 
 export const DEFAULT_MAX_TURNS = 100;
@@ -114,6 +116,12 @@ export interface EngineConfig {
   restrictions: Restrictions;
   /** `maxDepth`: how deep agent tools may nest runs under this agent's. */
   maxDepth: number;
+  /** The agent's model settings (checked). */
+  modelSettings: ModelSettings;
+  /** Context management; false when off. */
+  context: ContextSettings | false;
+  /** Typed final output. */
+  output?: OutputSpec;
   /** Under the hardened preset. */
   hardened?: boolean;
   /** The tool list sent to the model, built once. */
@@ -211,9 +219,16 @@ export function resolveConfig(
     .filter(Boolean)
     .join("\n\n");
 
+  const modelSettings = checkModelSettings(prefix, options.modelSettings, new Set(visible));
+  const context = checkContextOptions(prefix, options.context);
+  const output = resolveOutput(prefix, options.output, options.outputRetries, tools.keys());
+
   return {
     id: options.id,
     model,
+    modelSettings,
+    context,
+    ...(output ? { output } : {}),
     modelFactory: resolution.modelFactory,
     modelName: options.modelName,
     system,

@@ -10,6 +10,7 @@ import {
   resultFromValue,
   toolCallOf,
 } from "./call.ts";
+import { interruptedResult } from "./deliver.ts";
 import type { RunJournal } from "./journal.ts";
 import { toJsonValue } from "./json.ts";
 import { type AgentRuntime, rootLink } from "./link.ts";
@@ -41,6 +42,12 @@ type Settled =
 export async function executeCall(record: CallRecord, env: CallEnvironment): Promise<void> {
   // Answered while it waited (a held early call the final message listed as cut short).
   if (record.result) return;
+  // A steering message is queued: a call whose handler has not started is not run.
+  if (env.steering?.hasSteer && record.runtime!.execute !== undefined) {
+    record.result = interruptedResult();
+    record.finishedAt = performance.now();
+    return;
+  }
   const runtime = record.runtime!;
   const tool = record.tool!;
   // Write-ahead: the handler runs only once the log says it started (design/sessions.md).

@@ -19,6 +19,8 @@ export interface RunJournal {
    * recovery must answer them the same way.
    */
   reply(step: Step, answered: { id: string; result: ToolResult }[]): Promise<void>;
+  /** A steering message or follow-up delivered into the transcript, before the model call that sees it. */
+  userMessage(message: Message): Promise<void>;
   /** A reply that failed mid-stream, kept only marked incomplete. */
   partial(message: Message): Promise<void>;
   /** A call passed its hooks and permission: written immediately before its handler runs. */

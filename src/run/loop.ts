@@ -6,14 +6,20 @@ import {
   textOf,
   type Usage,
 } from "../model/messages.ts";
-import type { Model } from "../model/model.ts";
+import type { Model, ModelRequest } from "../model/model.ts";
+import { type Answer, checkAnswer } from "./answer.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import { claimEarly, claimToolCalls } from "./claim-calls.ts";
+import { type ContextMemory, rememberRequest } from "./context.ts";
+import { deliverQueued } from "./deliver.ts";
 import { closeJournal, finish } from "./finish.ts";
 import type { RunLink } from "./link.ts";
+import { prepareModelCall } from "./model-call.ts";
 import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
+import { FINAL_OUTPUT } from "./output.ts";
 import { fillToolOutputs, pausedState, type RestoredRun, totalUsageOf } from "./state.ts";
+import type { SteeringQueue } from "./steering.ts";
 import { pendingOf } from "./tree.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage, Step, StepToolCall } from "./types.ts";
 
@@ -31,6 +37,12 @@ export interface RunContext extends CallEnvironment {
   /** The session checkpoint this run's prompt opened (with a session store). */
   checkpointId?: string;
   link: RunLink;
+  /** Steering messages and follow-ups for this run (`steer()`, `followUp()`). */
+  steering?: SteeringQueue;
+  /** What context management remembers between this run's requests. */
+  contextMemory?: ContextMemory;
+  /** Invalid `output` answers so far. */
+  outputAttempts: number;
 }
 
 /**
@@ -67,6 +79,7 @@ export async function runLoop(
   } catch (error) {
     endTurn(run);
     if (error instanceof AbortError) {
+      run.steering?.end("aborted");
       // The cancelled results go with the end entry; a log that failed already stays as it is.
       await run.journal?.ended({ subtype: "aborted" }).catch(() => {});
       throw error;
@@ -74,7 +87,9 @@ export async function runLoop(
     // A defect of skein's own (or a failed log write) must still end the run with a result.
     result = finish(run, "error_during_execution", { error: describeThrown(error) });
   }
-  return closeJournal(run, result);
+  result = await closeJournal(run, result);
+  endSteering(run, result);
+  return result;
 }
 
 async function loop(
@@ -107,9 +122,16 @@ async function loop(
           continue;
         }
         if (!("stream" in model)) return finish(run, "error_during_execution", { error: model });
+        // Delivery points 0 and 1: before a fresh run's first call, and after each batch.
+        if (run.steering) await deliverQueued(run, "next_call");
         outcome = await runTurn(run, model);
         continue;
       case "final":
+        // Delivery point 3: a queued message means the run goes on.
+        if (run.steering && (await deliverQueued(run, "final"))) {
+          outcome = { kind: "continue" };
+          continue;
+        }
         return finish(run, "success", {
           result: outcome.result,
           structuredResult: outcome.structuredResult,
@@ -126,20 +148,31 @@ async function loop(
   }
 }
 
-async function runTurn(run: RunContext, model: Model): Promise<TurnOutcome> {
-  const batch = new Batch(run);
+async function runTurn(run: RunContext, agentModel: Model): Promise<TurnOutcome> {
+  throwIfAborted(run);
+  run.numTurns++;
+  startTurn(run);
+  const prepared = await prepareModelCall(run, agentModel);
+  if (!prepared.ok) {
+    endTurn(run);
+    throwIfAborted(run);
+    return { kind: "failed", error: prepared.error };
+  }
+  const batch = new Batch({ ...run, offered: prepared.offered });
   try {
-    return await turnWithBatch(run, model, batch);
+    return await turnWithBatch(run, prepared.model, prepared.request, batch);
   } finally {
     // Every path (text-only answers included) unlinks the batch from the run's signal.
     batch.dispose();
   }
 }
 
-async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promise<TurnOutcome> {
-  throwIfAborted(run);
-  run.numTurns++;
-  startTurn(run);
+async function turnWithBatch(
+  run: RunContext,
+  model: Model,
+  request: ModelRequest,
+  batch: Batch,
+): Promise<TurnOutcome> {
   const onToolCall = run.config.eager
     ? (call: { id: string; name: string; input: unknown }) => {
         const record = claimEarly(run, batch, call);
@@ -148,14 +181,7 @@ async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promi
     : undefined;
   let turn: Awaited<ReturnType<typeof callModel>>;
   try {
-    turn = await callModel({
-      model,
-      config: run.config,
-      messages: run.messages,
-      signal: run.signal,
-      emit: run.emit,
-      onToolCall,
-    });
+    turn = await callModel({ model, request, signal: run.signal, emit: run.emit, onToolCall });
   } catch (error) {
     await batch.abandon();
     throwIfAborted(run);
@@ -173,6 +199,7 @@ async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promi
     return { kind: "failed", error: turn.error };
   }
   addUsage(run.usage, turn.usage);
+  rememberRequest(run.contextMemory, request, turn.usage);
   const records = claimToolCalls(run, batch, turn.message, turn.incompleteToolCalls);
   run.messages.push(turn.message);
   run.emit({ type: "message", message: turn.message });
@@ -191,7 +218,10 @@ async function turnWithBatch(run: RunContext, model: Model, batch: Batch): Promi
 
   if (records.length === 0) {
     endTurn(run, turn.message);
-    return { kind: "final", result: textOf(turn.message.content) };
+    // Delivery point 2 follows in the loop; with `output`, the text is (or is not) the answer.
+    return run.config.output
+      ? answerOutcome(run, await checkAnswer(run, model, turn.message))
+      : { kind: "final", result: textOf(turn.message.content) };
   }
   return settleBatch(run, records, await batch.run(records));
 }
@@ -262,11 +292,24 @@ function completeBatch(
     };
   const ending = records.find((record) => record.result!.endTurn === true);
   if (ending) {
+    // An accepted final_output: the answer's JSON is the result's text.
+    const answer = run.config.output !== undefined && ending.tool === run.config.output.tool;
     return {
       kind: "final",
-      result: textOf(ending.result!.content),
+      result: answer
+        ? JSON.stringify(ending.result!.structuredResult)
+        : textOf(ending.result!.content),
       structuredResult: ending.result!.structuredResult,
     };
+  }
+  if (run.config.output) {
+    const refused = records.find(
+      (record) => record.name === FINAL_OUTPUT && record.result!.isError === true,
+    );
+    if (refused) {
+      const verdict = answerOutcome(run, { ok: false, errors: textOf(refused.result!.content) });
+      if (verdict.kind === "failed") return verdict;
+    }
   }
   const stopped = records.find((record) => record.stop);
   if (stopped) return { kind: "final", result: textOf(stopped.result!.content) };
@@ -292,6 +335,37 @@ function stepCalls(records: CallRecord[]): StepToolCall[] {
     isError: record.result!.isError === true,
     preliminaryResults: record.preliminaryResults,
   }));
+}
+
+/**
+ * What an answer means for the run: accepted, another try (the errors go to the model; they were
+ * the call's error result already when the answer was a `final_output` call), or, past
+ * `outputRetries`, the run fails with the last errors.
+ */
+function answerOutcome(run: RunContext, answer: Answer): TurnOutcome {
+  if (answer.ok) return { kind: "final", result: answer.text, structuredResult: answer.value };
+  run.outputAttempts++;
+  if (run.outputAttempts > run.config.output!.retries)
+    return {
+      kind: "failed",
+      error: {
+        name: "OutputValidationError",
+        message: `The model's answer did not match the output schema after ${run.outputAttempts} tries (outputRetries ${run.config.output!.retries}). Last errors: ${answer.errors}`,
+      },
+    };
+  if (answer.tell) run.messages.push({ role: "user", content: answer.errors });
+  return { kind: "continue" };
+}
+
+/** A failed run's undelivered messages are listed on it; later `steer()` calls are refused. */
+function endSteering(run: RunContext, result: SDKResultMessage): void {
+  const queue = run.steering;
+  if (!queue) return;
+  if (result.subtype === "error_during_execution") {
+    const left = queue.pending;
+    if (left.length > 0) result.undelivered = left;
+  }
+  queue.end(result.subtype);
 }
 
 function throwIfAborted(run: RunContext): void {

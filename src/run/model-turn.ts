@@ -5,10 +5,12 @@ import {
   EVENT_BATCHES,
   type IncompleteToolCall,
   type Model,
+  type ModelRequest,
   type ModelStreamEvent,
   type StopReason,
 } from "../model/model.ts";
 import type { EngineConfig } from "./config.ts";
+import { parsePartial } from "./partial-json.ts";
 import type { AgentEvent, ErrorInfo } from "./types.ts";
 
 /** What a run needs to pair its turn events: its turn count, its sink and whether a turn is open. */
@@ -68,23 +70,17 @@ export function resolveModel(config: EngineConfig): Model | ErrorInfo {
  */
 export async function callModel(options: {
   model: Model;
-  config: EngineConfig;
-  messages: Message[];
+  request: ModelRequest;
   signal: AbortSignal;
   emit: (event: AgentEvent) => void;
   /** Eager execution: told of each tool call as its block completes in the stream. */
   onToolCall?: (call: { id: string; name: string; input: unknown }) => void;
 }): Promise<ModelTurn> {
-  const { model, config, signal, emit } = options;
+  const { model, request, signal, emit } = options;
   let partialText = "";
+  // Each call's arguments as streamed so far (tool_input_delta), by call id.
+  let partialInputs: Map<string, string> | undefined;
   try {
-    const request = {
-      system: config.system,
-      // A shallow copy: the model may keep the request while the transcript grows.
-      messages: options.messages.slice(),
-      tools: config.toolSpecs,
-      ...(config.modelName !== undefined ? { modelName: config.modelName } : {}),
-    };
     // Each step of the model's stream is raced against the signal: a model that ignores it
     // cannot keep an aborted run alive. skein's providers offer their events a network read at
     // a time (the same events, in order): one step, one race and one await for all of them.
@@ -114,7 +110,22 @@ export async function callModel(options: {
         case "thinking_delta":
           emit(event);
           break;
+        case "tool_input_delta": {
+          partialInputs ??= new Map();
+          const text = (partialInputs.get(event.id) ?? "") + event.delta;
+          partialInputs.set(event.id, text);
+          emit({
+            type: "tool_input_delta",
+            callId: event.id,
+            name: event.name,
+            delta: event.delta,
+            partialInput: parsePartial(text),
+          });
+          break;
+        }
         case "retry":
+          // The failed attempt's partial inputs are void: the next one streams from the start.
+          partialInputs = undefined;
           emit({
             type: "retry",
             attempt: event.attempt,

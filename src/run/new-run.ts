@@ -5,6 +5,7 @@ import type { RunJournal } from "./journal.ts";
 import { type RunLink, rootLink } from "./link.ts";
 import type { RunContext } from "./loop.ts";
 import type { RestoredRun } from "./state.ts";
+import type { SteeringQueue } from "./steering.ts";
 import type { AgentEvent } from "./types.ts";
 
 /** A run's context, fresh or from a restored state; `link` places it in a tree of agent runs. */
@@ -18,6 +19,8 @@ export function newRun(
     journal?: RunJournal;
     checkpointId?: string;
     link?: RunLink;
+    steering?: SteeringQueue;
+    outputAttempts?: number;
   },
 ): RunContext {
   const seenIds = new Set<string>();
@@ -39,8 +42,10 @@ export function newRun(
     seenIds,
     startedAt: Date.now(),
     link,
+    outputAttempts: options.outputAttempts ?? 0,
     ...(options.journal ? { journal: options.journal } : {}),
     ...(options.checkpointId !== undefined ? { checkpointId: options.checkpointId } : {}),
+    ...(options.steering ? { steering: options.steering } : {}),
   };
   // The budget a child run may take is what this run has left, counted live.
   link.turnsLeft = () => config.maxTurns - run.numTurns;

@@ -14,6 +14,7 @@ import {
   isPlainObject,
 } from "./call.ts";
 import type { EngineConfig, PermissionDecision, PermissionLayer } from "./config.ts";
+import { FINAL_OUTPUT } from "./output.ts";
 import type { AgentEvent } from "./types.ts";
 
 /**
@@ -27,7 +28,7 @@ export async function prepareCall(
   options: { early?: boolean } = {},
 ): Promise<void> {
   const { config } = env;
-  const tool = config.visible.has(record.name) ? config.tools.get(record.name) : undefined;
+  const tool = toolFor(record.name, env);
   const startEvent: AgentEvent = {
     type: "tool_start",
     callId: record.id,
@@ -40,7 +41,7 @@ export async function prepareCall(
   if (record.result) return;
 
   if (!tool) {
-    const available = [...config.visible].join(", ") || "none";
+    const available = [...(env.offered ?? config.visible)].join(", ") || "none";
     record.result = errorResult(
       `Tool "${record.name}" does not exist. Available tools: ${available}.`,
       "not_found",
@@ -79,6 +80,8 @@ export async function prepareCall(
   }
   if (!(await validateInto(record, runtime, input))) return;
 
+  // `{ ask: reason }` from beforeToolCall: the call goes to approval as an ask rule would send it.
+  let hookAsk: string | undefined;
   if (config.hooks.beforeToolCall) {
     let decision: unknown;
     try {
@@ -111,13 +114,41 @@ export async function prepareCall(
       !(await validateInto(record, runtime, decision.input))
     )
       return;
+    if (isObject(decision) && "ask" in decision) {
+      if (typeof decision.ask !== "string") {
+        record.result = errorResult(
+          `The beforeToolCall hook answered { ask } without a reason string for tool "${record.name}".`,
+          "blocked",
+        );
+        return;
+      }
+      hookAsk = decision.ask;
+    }
   }
-  if (env.config.permissions) {
-    const permitted = permit(record, env, options.early === true);
+  // The answer of `output` is not a tool of the agent's: no rule governs it.
+  if (env.config.permissions && tool !== config.output?.tool) {
+    const permitted = permit(record, env, options.early === true, hookAsk);
     if (permitted) await permitted;
+    if (record.result) return;
+  } else if (hookAsk !== undefined) {
+    const asked = applyDecision(
+      record,
+      env,
+      { behavior: "ask", reason: hookAsk },
+      options.early === true,
+    );
+    if (asked) await asked;
     if (record.result) return;
   }
   classify(record, runtime, env.config);
+}
+
+/** The tool a call names, among those the request offered (`final_output` with `output`). */
+function toolFor(name: string, env: CallEnvironment) {
+  const { config, offered } = env;
+  if (offered && !offered.has(name)) return undefined;
+  if (config.visible.has(name)) return config.tools.get(name);
+  return name === FINAL_OUTPUT && offered?.has(name) ? config.output?.tool : undefined;
 }
 
 /**
@@ -129,6 +160,7 @@ function permit(
   record: CallRecord,
   env: CallEnvironment,
   early: boolean,
+  hookAsk: string | undefined,
 ): Promise<void> | undefined {
   const failed = (error: unknown) => {
     record.result = errorResult(
@@ -143,10 +175,15 @@ function permit(
     failed(error);
     return undefined;
   }
+  // A hook's ask stands unless a rule denies.
+  const withHook = (settled: PermissionDecision): PermissionDecision =>
+    hookAsk !== undefined && settled.behavior !== "deny"
+      ? { behavior: "ask", reason: hookAsk }
+      : settled;
   // Awaited only when the gate needed the file system, so eager calls keep their pace.
   if (decision instanceof Promise)
-    return decision.then((settled) => applyDecision(record, env, settled, early), failed);
-  return applyDecision(record, env, decision, early);
+    return decision.then((settled) => applyDecision(record, env, withHook(settled), early), failed);
+  return applyDecision(record, env, withHook(decision), early);
 }
 
 function applyDecision(

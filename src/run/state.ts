@@ -13,11 +13,12 @@ import type { EngineConfig, PermissionDecision } from "./config.ts";
 import { toJsonValue } from "./json.ts";
 import { type ChildResume, type RunLink, rootLink } from "./link.ts";
 import type { RunContext } from "./loop.ts";
+import { FINAL_OUTPUT } from "./output.ts";
 import { applyApproval } from "./prepare-call.ts";
 import { batchDigest, callTuple, sealCall, sealMatches, sealValue } from "./seal.ts";
 import { checkStateStory } from "./state-check.ts";
 import { routeAnswers } from "./tree.ts";
-import type { PausedCall, ResumeOptions, RunState, Step } from "./types.ts";
+import type { PausedCall, QueuedMessage, ResumeOptions, RunState, Step } from "./types.ts";
 
 /** What `restoreRun` hands the loop: the run so far, and the records of an interrupted batch. */
 export interface RestoredRun {
@@ -35,6 +36,9 @@ export interface RestoredRun {
   runData: Map<string, unknown>;
   /** The run's place in a tree of agent runs. */
   link: RunLink;
+  /** Steering messages and follow-ups the state carried, not delivered yet. */
+  queued: QueuedMessage[];
+  outputAttempts: number;
 }
 
 /**
@@ -55,6 +59,9 @@ export function pausedState(
     messages: run.messages,
     steps: run.steps,
   };
+  const queued = run.steering?.pending;
+  if (queued && queued.length > 0) state.queued = queued;
+  if (run.outputAttempts > 0) state.outputAttempts = run.outputAttempts;
   if (run.runData.size > 0) {
     state.runData = toJsonValue(Object.fromEntries(run.runData)) as Record<string, unknown>;
     state.runDataSeal = sealValue(run.config.approvalSecret, [run.sessionId, state.runData]);
@@ -191,6 +198,11 @@ export async function restoreRun(
     runnable: [],
     runData: restoreRunData(candidate, config),
     link,
+    queued: queuedOf(candidate.queued),
+    outputAttempts:
+      Number.isInteger(candidate.outputAttempts) && candidate.outputAttempts! > 0
+        ? candidate.outputAttempts!
+        : 0,
   };
   const calls = candidate.batch ? structuredClone(candidate.batch.calls) : undefined;
   const digest = calls ? batchDigest(candidate.messages.at(-1), candidate.batch!.calls) : "";
@@ -231,7 +243,9 @@ export async function restoreRun(
           `resume: the call "${call.id}" waiting for approval does not match its seal: the state was altered after the pause, or paused by an agent with another approvalSecret (agents that resume each other's states in other processes need the same approvalSecret).`,
         );
       }
-      const tool = config.tools.get(call.name);
+      const tool =
+        config.tools.get(call.name) ??
+        (call.name === FINAL_OUTPUT ? config.output?.tool : undefined);
       if (!tool)
         throw new ResumeError(
           `resume: the paused call "${call.id}" is for the tool "${call.name}", which this agent does not have.`,
@@ -318,7 +332,7 @@ async function admitOnResume(
     return;
   }
   // The resuming agent may hide the tool: a hidden tool never runs, as in a fresh run.
-  if (!config.visible.has(record.name)) {
+  if (!config.visible.has(record.name) && record.tool !== config.output?.tool) {
     record.result = errorResult(
       `Tool "${record.name}" is not available to this agent, so the resumed call was not run.`,
       "not_found",
@@ -354,6 +368,26 @@ async function admitChild(
       "not_found",
     );
   else record.resumeChild = resumeChild;
+}
+
+/** The queued messages of a state; anything that is not one is refused (never silently dropped). */
+function queuedOf(queued: unknown): QueuedMessage[] {
+  if (queued === undefined) return [];
+  const valid =
+    Array.isArray(queued) &&
+    queued.every(
+      (entry) =>
+        typeof entry === "object" &&
+        entry !== null &&
+        (entry.origin === "steer" || entry.origin === "follow_up") &&
+        entry.message?.role === "user" &&
+        Array.isArray(entry.message.content),
+    );
+  if (!valid)
+    throw new ResumeError(
+      "resume: the state's queued messages are not { origin, message } entries; pass the state unchanged.",
+    );
+  return structuredClone(queued as QueuedMessage[]);
 }
 
 /** What a run's children spent, from a state (`totalUsage - usage`). */

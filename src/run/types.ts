@@ -1,6 +1,9 @@
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import type { Prompt } from "../agent.ts";
 import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
-import type { Model } from "../model/model.ts";
+import type { Model, ModelSettings } from "../model/model.ts";
 import type { SessionStore } from "../sessions/types.ts";
+import type { JsonSchema } from "../tools/schema.ts";
 import type {
   ApprovalHandler,
   CustomEvent,
@@ -29,6 +32,32 @@ export interface ToolBatchPolicy {
 
 // ---------------------------------------------------------------- hooks
 
+/** What `beforeModelCall` sees before each model call. */
+export interface ModelCallContext {
+  /** Equals the `turn_start` event's `turn`. */
+  turn: number;
+  /** The full transcript, in a new array: return replacements, do not mutate its messages. */
+  messages: Message[];
+  /** Names of the tools sent by default. */
+  tools: string[];
+  model: Model;
+  modelSettings: ModelSettings;
+  /** The run's usage so far. */
+  usage: Usage;
+  sessionId: string;
+  signal: AbortSignal;
+}
+
+/** What `beforeModelCall` may change, for this call only. */
+export interface ModelCallChange {
+  messages?: Message[];
+  /** A subset of `context.tools`. */
+  tools?: string[];
+  model?: Model;
+  /** Merged over the agent's, key by key. */
+  modelSettings?: ModelSettings;
+}
+
 export interface ToolHookContext {
   callId: string;
   name: string;
@@ -48,14 +77,25 @@ export interface ToolResultHookContext extends ToolHookContext {
  * result; a throwing `onToolResult` leaves the result alone and emits `hook_error`.
  */
 export interface AgentHooks {
-  /** Return `{ block: true, reason }` to stop the call, or `{ input }` to replace its input (validated again). */
+  /**
+   * Awaited before every model call (after `turn_start`, resumed runs included): may replace the
+   * messages sent for this call only, narrow the tools, or swap the model or its settings.
+   */
+  beforeModelCall?: (
+    context: ModelCallContext,
+  ) => void | ModelCallChange | Promise<void | ModelCallChange>;
+  /**
+   * Return `{ block: true, reason }` to stop the call, `{ input }` to replace its input (validated
+   * again), or `{ ask: reason }` to send it to approval as an ask rule would.
+   */
   beforeToolCall?: (
     context: ToolHookContext,
   ) =>
     | void
     | { block: true; reason?: string }
     | { input: unknown }
-    | Promise<void | { block: true; reason?: string } | { input: unknown }>;
+    | { ask: string }
+    | Promise<void | { block: true; reason?: string } | { input: unknown } | { ask: string }>;
   /** Return `{ result }` to replace the result, or `{ stop: true }` to end the run after this batch. */
   afterToolCall?: (
     context: ToolResultHookContext,
@@ -108,6 +148,19 @@ export type RunEvent =
     }
   | { type: "turn_end"; turn: number; message: Message; toolResults: ToolResultBlock[] }
   | { type: "hook_error"; hook: "onToolResult"; callId: string; name: string; error: ErrorInfo }
+  /** A fragment of a tool call's arguments as the model writes them; `partialInput` parses what came so far. */
+  | { type: "tool_input_delta"; callId: string; name: string; delta: string; partialInput: unknown }
+  /** A steering message or follow-up entered the transcript (after `turn`'s `turn_end`). */
+  | { type: "user_message"; origin: "steer" | "follow_up"; message: Message; turn: number }
+  /** Old tool results (or the early conversation) left out of this request to fit the context window. */
+  | {
+      type: "compaction";
+      turn: number;
+      removed: { callId: string; name: string; chars: number }[];
+      summarized: boolean;
+      estimateBefore: number;
+      estimateAfter: number;
+    }
   | CustomEvent;
 
 /**
@@ -115,7 +168,7 @@ export type RunEvent =
  * tagged `parentCallId` (the call that started the run they come from), so a UI can draw the
  * tree; the parent's own events never carry it. The `result` event is always the run's own.
  */
-export type AgentEvent = FromChild<RunEvent> | SDKResultMessage;
+export type AgentEvent<TOutput = unknown> = FromChild<RunEvent> | SDKResultMessage<TOutput>;
 
 /** Each member of a union, with the optional tag of a child run's events. */
 type FromChild<Event> = Event extends unknown ? Event & { parentCallId?: string } : never;
@@ -134,6 +187,8 @@ export interface StepToolCall {
 export interface Step {
   message: Message;
   toolCalls: StepToolCall[];
+  /** Steering messages and follow-ups delivered after this step's turn, in delivery order. */
+  userMessages?: QueuedMessage[];
   usage?: Partial<Usage>;
   stopReason?: string;
 }
@@ -147,6 +202,12 @@ export interface PendingToolCall {
   approvalReason?: string;
   /** For a call waiting inside a child run: the agent tool call that started that run. */
   parentCallId?: string;
+}
+
+/** A steering message or follow-up, as delivered or queued. */
+export interface QueuedMessage {
+  origin: "steer" | "follow_up";
+  message: Message;
 }
 
 /** A paused (or stopped-at-maxTurns) run, as plain JSON: survives `JSON.stringify`/`parse`. */
@@ -165,6 +226,10 @@ export interface RunState {
   runData?: Record<string, unknown>;
   /** Seals `runData` like the waiting calls; data that does not match is dropped on resume. */
   runDataSeal?: string;
+  /** Steering messages and follow-ups accepted but not delivered yet: the resumed run delivers them. */
+  queued?: QueuedMessage[];
+  /** Invalid `output` answers so far (counts against `outputRetries`). */
+  outputAttempts?: number;
 }
 
 export interface PausedBatch {
@@ -212,11 +277,12 @@ export type PausedCall =
       seal?: string;
     };
 
-export interface SDKResultMessage {
+export interface SDKResultMessage<TOutput = unknown> {
   type: "result";
   subtype: "success" | "error_max_turns" | "error_during_execution" | "paused";
   result: string;
-  structuredResult?: unknown;
+  /** With `output`: the validated answer (the schema's output type). */
+  structuredResult?: TOutput;
   isError: boolean;
   numTurns: number;
   sessionId: string;
@@ -237,13 +303,33 @@ export interface SDKResultMessage {
   /** JSON state for `agent.resume` (paused runs, and runs stopped at `maxTurns`). */
   state?: RunState;
   error?: ErrorInfo;
+  /** Follow-ups and steering messages a failed run never delivered. */
+  undelivered?: QueuedMessage[];
 }
 
 // ---------------------------------------------------------------- options
 
 export type ConcurrencyMode = "safe" | "all" | "sequential";
 
-export interface AgentOptions {
+/** What `output` takes: a Zod object schema or any Standard Schema with JSON Schema, or a JSON Schema object. */
+export type OutputSchema = StandardSchemaV1 | JsonSchema;
+
+/** The type `output` gives `structuredResult`. */
+export type OutputOf<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : unknown;
+
+/** Context management (design/interactive.md): `false` turns it off. */
+export interface ContextOptions {
+  /** The model's context window in tokens; default by model id (`claude-*` 200,000, ...). */
+  window?: number;
+  /** Compact when the next request's estimate passes this fraction of the window; default 0.8. */
+  threshold?: number;
+  /** Remove old results until the estimate is at most this fraction; default 0.5. */
+  target?: number;
+  /** Replace the early conversation by a summary (one model call) when removing results is not enough. */
+  summarize?: boolean | { model?: Model; instructions?: string };
+}
+
+export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema | undefined> {
   /** A name for the agent (seed 003). */
   id?: string;
   /**
@@ -290,6 +376,14 @@ export interface AgentOptions {
    * (in other processes) the same secret.
    */
   approvalSecret?: string;
+  /** Sampling and tool-use settings for every model call (a `beforeModelCall` hook may change them per call). */
+  modelSettings?: ModelSettings;
+  /** Context management; on by default. */
+  context?: false | ContextOptions;
+  /** The run's final answer, validated: `result.structuredResult` is typed from this schema. */
+  output?: S;
+  /** Invalid answers the model may correct before the run fails; default 2. */
+  outputRetries?: number;
   /**
    * Where runs are logged (design/sessions.md): `run(prompt, { sessionId })` continues the stored
    * conversation, and `agent.resume({ sessionId })` continues a paused or crashed run from the
@@ -308,6 +402,16 @@ export interface RunOptions {
    * history; the new prompt follows it. Not with a session store: one source of history.
    */
   messages?: Message[];
+  /** Where `steer()` and `followUp()` messages come from (`createSteering()`); one run each. */
+  steering?: Steering;
+}
+
+/** Messages for a running agent (`createSteering()`, or the handle `agent.stream()` returns). */
+export interface Steering {
+  /** Delivered at the next call boundary; calls of the batch not yet started are not run. */
+  steer(message: Prompt): void;
+  /** Runs when the current prompt would end, in the same run. */
+  followUp(message: Prompt): void;
 }
 
 /** What `agent.resume` continues from the store alone: the session's unfinished run. */
@@ -323,6 +427,8 @@ export interface ResumeOptions {
    * when two calls of the tree share an id).
    */
   toolOutputs?: Record<string, unknown>;
+  /** Messages for the resumed run (a new `Steering`: one serves one run). */
+  steering?: Steering;
   /** Call id (as for `toolOutputs`) -> approval: `true`, `false`, `{ behavior: "allow", updatedInput? }` or `{ behavior: "deny", message }`. */
   approvals?: Record<string, PermissionResult>;
 }

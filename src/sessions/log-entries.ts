@@ -32,6 +32,8 @@ export type LogEntry =
     })
   /** A reply that failed mid-stream, marked incomplete; never replayed as complete. */
   | (RunEntry & { type: "partial"; message: Message })
+  /** A steering message or follow-up delivered into the run's transcript, before the call that sees it. */
+  | (RunEntry & { type: "user_message"; message: Message })
   /** (c) immediately before a handler runs: the call and a hash of its canonical input. */
   | (RunEntry & { type: "started"; callId: string; name: string; inputHash: string })
   /** (d) a handler's result as it settled, with the run's data then (sealed). */
@@ -63,6 +65,7 @@ const REQUIRED: Record<LogEntry["type"], Record<string, "string" | "object" | "a
   input: { runId: "string", checkpointId: "string", message: "object" },
   reply: { runId: "string", message: "object", usage: "object", stopReason: "string" },
   partial: { runId: "string", message: "object" },
+  user_message: { runId: "string", message: "object" },
   started: { runId: "string", callId: "string", name: "string", inputHash: "string" },
   result: { runId: "string", callId: "string", name: "string", result: "object" },
   results: { runId: "string", message: "object" },

@@ -127,6 +127,11 @@ export function viewOf(
           run.failedMidStream = true;
         }
         break;
+      case "user_message":
+        messages.push(entry.message);
+        // The run went on past its final reply (a follow-up): recovery calls the model again.
+        if (run) run.finalReply = undefined;
+        break;
       case "started":
         run?.batch?.started.add(entry.callId);
         break;
