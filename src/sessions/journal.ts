@@ -87,6 +87,10 @@ export class SessionJournal implements RunJournal {
     return this.#write(entry);
   }
 
+  userMessage(message: Message): Promise<void> {
+    return this.#write({ type: "user_message", runId: this.#runId, message });
+  }
+
   partial(message: Message): Promise<void> {
     return this.#write({ type: "partial", runId: this.#runId, message });
   }
