@@ -33,6 +33,7 @@ export type SharedOptions = Pick<
   | "timeoutMs"
   | "idleTimeoutMs"
   | "totalTimeoutMs"
+  | "fetch"
 >;
 
 export interface Protocol {
