@@ -3,14 +3,14 @@
 
 import { randomUUID } from "node:crypto";
 import type { Workspace } from "../builtin/environment.ts";
-import { AbortError, describeThrown } from "../errors.ts";
+import { describeThrown } from "../errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../model/messages.ts";
 import type { CallRecord } from "../run/call.ts";
 import type { EngineConfig, PermissionDecision, PermissionLayer } from "../run/config.ts";
 import type { AgentOutcome, ChildResume, ParentRun, RunLink } from "../run/link.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
-import { type RestoredRun, restoreRun } from "../run/state.ts";
+import { type RestoredRun, restoreRun, totalUsageOf } from "../run/state.ts";
 import type { AgentEvent, ResumeOptions, RunState, SDKResultMessage } from "../run/types.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import type { ApprovalHandler, ToolHandlerReturn, ToolResult } from "../tools/types.ts";
@@ -69,33 +69,21 @@ export async function runChild(
       event.parentCallId === undefined ? { ...event, parentCallId: record.id } : event,
     );
   };
-  const spentBefore = resume ? (resume as Resumed).spentBefore : emptyUsage();
-  let result: SDKResultMessage;
-  try {
-    if (resume) {
-      const { restored } = resume as Resumed;
-      result = await runLoop(
-        newRun(child.config, { ...restored, link: child.link, emit, signal }),
-        restored,
-      );
-    } else {
-      result = await runLoop(
-        newRun(child.config, {
-          sessionId: randomUUID(),
-          messages: [{ role: "user", content: prompt }],
-          emit,
-          signal,
-          link: child.link,
-        }),
-      );
-    }
-  } catch (error) {
-    // What an aborted child spent is not lost: it counts in the parent's total.
-    if (error instanceof AbortError)
-      addSpent(link.childUsage, error.totalUsage ?? error.usage, spentBefore);
-    throw error;
-  }
-  addSpent(link.childUsage, result.totalUsage, spentBefore);
+  const restored = resume ? (resume as Resumed).restored : undefined;
+  const run = restored
+    ? newRun(child.config, { ...restored, link: child.link, emit, signal })
+    : newRun(child.config, {
+        sessionId: randomUUID(),
+        messages: [{ role: "user", content: prompt }],
+        emit,
+        signal,
+        link: child.link,
+      });
+  // What the child spends counts in the parent's total as it is spent, aborted or not; a resumed
+  // child's spending before its pause is in the parent's restored total already.
+  const before = resume ? (resume as Resumed).spentBefore : undefined;
+  link.children.add(() => (before ? minus(totalUsageOf(run), before) : totalUsageOf(run)));
+  const result = await runLoop(run, restored);
   if (result.subtype === "paused")
     return { kind: "child", state: result.state!, pending: result.pending ?? [] };
   return { kind: "value", value: await resultOf(spec, result) };
@@ -122,11 +110,12 @@ export async function restoreChild(
   return resumed;
 }
 
-/** Adds what a child spent since `before` (its total when it paused) to the parent's tally. */
-function addSpent(total: Usage, spent: Usage | undefined, before: Usage): void {
-  if (!spent) return;
-  for (const key of Object.keys(total) as (keyof Usage)[])
-    total[key] += Math.max(0, (spent[key] ?? 0) - before[key]);
+/** What a child spent since `before` (its total when it paused). */
+function minus(spent: Usage, before: Usage): Usage {
+  const left = emptyUsage();
+  for (const key of Object.keys(left) as (keyof Usage)[])
+    left[key] = Math.max(0, spent[key] - before[key]);
+  return left;
 }
 
 /** The call's result from the child's: its text, or `toModelOutput`'s; failures are error results. */
@@ -214,6 +203,7 @@ function childSetup(
     depth: parent.link.depth + 1,
     depthLimit: Math.min(parent.link.depthLimit, own.maxDepth),
     childUsage: emptyUsage(),
+    children: new Set(),
     turnsLeft: () => maxTurns,
     hardened,
   };
@@ -252,6 +242,9 @@ function combined(
       return mine ?? theirs();
     },
     hides: (name, tool) => own?.hides(name, tool) === true || above.hides(name, tool),
+    hiddenFromSearch: (relative, tool, base) =>
+      own?.hiddenFromSearch?.(relative, tool, base) === true ||
+      above.hiddenFromSearch?.(relative, tool, base ?? workspace) === true,
   };
 }
 

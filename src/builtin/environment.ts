@@ -1,4 +1,5 @@
 import type { BackgroundTasks } from "../tools/types.ts";
+import { SEARCH_FILTER } from "../tools/types.ts";
 
 /** A path a built-in may touch: canonical, and inside the workspace. */
 export interface ResolvedPath {
@@ -44,4 +45,18 @@ export interface BuiltinEnvironment {
   background: BackgroundTasks;
   /** Set under the hardened preset: Bash runs inside it, or refuses when it is unavailable. */
   sandboxed: boolean;
+}
+
+/** Whether a search tool leaves this path out: the agent's own rules, and those the run adds. */
+export function hiddenFor(
+  env: BuiltinEnvironment,
+  ctx: object,
+  tool: "LS" | "Glob" | "Grep",
+): (relativePath: string) => boolean {
+  const more = (ctx as { [SEARCH_FILTER]?: (relativePath: string, tool: string) => boolean })[
+    SEARCH_FILTER
+  ];
+  return more
+    ? (relative) => env.hiddenFromSearch(relative, tool) || more(relative, tool)
+    : (relative) => env.hiddenFromSearch(relative, tool);
 }

@@ -2,7 +2,12 @@ import * as fs from "node:fs";
 import path from "node:path";
 import { MATCH_STALL_MS, MatchTooSlowError, runBounded } from "./bounded-match.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
-import type { BuiltinEnvironment, ResolvedPath, Workspace } from "./environment.ts";
+import {
+  type BuiltinEnvironment,
+  hiddenFor,
+  type ResolvedPath,
+  type Workspace,
+} from "./environment.ts";
 import { hiddenNote, isInside } from "./workspace.ts";
 import { echo, fsError, isPathError } from "./workspace-errors.ts";
 
@@ -39,6 +44,7 @@ export function globTool(env: BuiltinEnvironment) {
     concurrencySafe: true,
     permission: { kind: "read", paths: (input) => [input.path ?? "."] },
     handler: async (input, ctx) => {
+      const isHidden = hiddenFor(env, ctx, "Glob");
       const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(GLOB_TIMEOUT_MS)]);
       const base = await searchBase(env.workspace, input);
       const root = env.workspace.root;
@@ -59,7 +65,7 @@ export function globTool(env: BuiltinEnvironment) {
         throw error;
       }
       // Files a Read deny or ask rule covers are left out, and only counted.
-      const candidates = matches.filter((relative) => !env.hiddenFromSearch(relative, "Glob"));
+      const candidates = matches.filter((relative) => !isHidden(relative));
       const hidden = matches.length - candidates.length;
       const dated = await modificationTimes(root, candidates, signal);
       dated.sort((a, b) => b.mtimeMs - a.mtimeMs || (a.path < b.path ? -1 : 1));

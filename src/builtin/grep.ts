@@ -1,7 +1,7 @@
 import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
-import type { BuiltinEnvironment, ResolvedPath } from "./environment.ts";
+import { type BuiltinEnvironment, hiddenFor, type ResolvedPath } from "./environment.ts";
 import { childProcess } from "./node-modules.ts";
 import { hiddenNote } from "./workspace.ts";
 import { codeOf, echo, fsError } from "./workspace-errors.ts";
@@ -91,6 +91,7 @@ export function grepTool(env: BuiltinEnvironment, options: { timeoutMs?: number 
     concurrencySafe: true,
     permission: { kind: "read", paths: (input) => [input.path ?? "."] },
     handler: async (input, ctx) => {
+      const isHidden = hiddenFor(env, ctx, "Grep");
       const resolved = await env.workspace.resolve(input.path ?? ".");
       await assertSearchable(resolved, input.path ?? ".");
       const mode = input.output_mode ?? "files_with_matches";
@@ -112,7 +113,7 @@ export function grepTool(env: BuiltinEnvironment, options: { timeoutMs?: number 
           keep: (line) => {
             if (line === "--") return true;
             const file = stripDot(line.split("\0", 1)[0]!);
-            if (!env.hiddenFromSearch(file, "Grep")) return true;
+            if (!isHidden(file)) return true;
             hidden.add(file);
             return false;
           },
@@ -120,7 +121,7 @@ export function grepTool(env: BuiltinEnvironment, options: { timeoutMs?: number 
       );
       if (ctx.signal.aborted) throw new BuiltinToolError("Grep was cancelled.");
       // rg names the files it could not read: hidden ones are left out there too.
-      const stderr = withoutHidden(run.stderr, (file) => env.hiddenFromSearch(file, "Grep"));
+      const stderr = withoutHidden(run.stderr, isHidden);
       if (run.exitCode === 2 && run.lines.length === 0 && !run.stopped)
         throw new BuiltinToolError(describeRgError(stderr));
       const lines = run.lines.map((line) => formatLine(line, mode));

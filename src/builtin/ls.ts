@@ -2,7 +2,7 @@ import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { MatchTooSlowError, runBounded } from "./bounded-match.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
-import type { BuiltinEnvironment } from "./environment.ts";
+import { type BuiltinEnvironment, hiddenFor } from "./environment.ts";
 import { hiddenNote } from "./workspace.ts";
 import { codeOf, echo, fsError, isPathError } from "./workspace-errors.ts";
 import { openDirectoryInside } from "./workspace-open.ts";
@@ -41,6 +41,7 @@ export function lsTool(env: BuiltinEnvironment) {
     concurrencySafe: true,
     permission: { kind: "read", paths: (input) => [input.path] },
     handler: async (input, ctx) => {
+      const isHidden = hiddenFor(env, ctx, "LS");
       const shown = echo(input.path);
       const resolved = await env.workspace.resolve(input.path);
       let dir: Awaited<ReturnType<typeof openDirectoryInside>>;
@@ -65,7 +66,7 @@ export function lsTool(env: BuiltinEnvironment) {
       const prefix = resolved.relative === "" ? "" : `${resolved.relative}/`;
       const wanted = await withoutIgnored(entries, input.ignore ?? [], ctx.signal);
       // Entries a Read deny or ask rule covers are left out, and only counted.
-      const visible = wanted.filter((entry) => !env.hiddenFromSearch(prefix + entry.name, "LS"));
+      const visible = wanted.filter((entry) => !isHidden(prefix + entry.name));
       const hidden = wanted.length - visible.length;
       const lines = visible
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))

@@ -28,7 +28,7 @@ import {
 /** The permission gate of one agent, built at assembly from its rules (DESIGN "the contract"). */
 export interface PermissionGate extends PermissionLayer {
   /** Whether a deny or ask rule for `Read(...)` or for the search tool itself covers this path. */
-  hiddenFromSearch(relative: string, tool: string): boolean;
+  hiddenFromSearch(relative: string, tool: string, base?: Workspace): boolean;
   /** Checks the path a file tool actually opened against the rules (see `BuiltinEnvironment.recheck`). */
   recheck(tool: string, given: string, opened: string): string | undefined;
   /** The `Read(...)` deny patterns (workspace-relative, gitignore-style), for the sandbox to mask. */
@@ -248,8 +248,13 @@ export function createPermissionGate(options: {
 
   return {
     readDenyPatterns: readDeny.map((rule) => rule.pathPattern!),
-    hiddenFromSearch: (relative, tool) =>
-      readDenied(relative) || readAsked(relative) || hiddenFrom(relative, tool),
+    hiddenFromSearch: (given, tool, base) => {
+      // A child agent's search names paths from the child's root, inside this one.
+      const relative =
+        base && base.root !== workspace.root ? toRoot(base.root, workspace.root, given) : given;
+      if (relative === undefined) return false;
+      return readDenied(relative) || readAsked(relative) || hiddenFrom(relative, tool);
+    },
     hides: (name, given) => {
       const tool = tools.get(name) ?? given;
       if (tool) return bare.some((rule) => rule.appliesTo(tool));

@@ -73,6 +73,8 @@ export interface PermissionLayer {
   ): string | undefined | Promise<string | undefined>;
   /** Tools a bare deny rule hides from the model (`tool`: the definition, when the layer's agent has none of that name). */
   hides(name: string, tool?: ToolDefinition): boolean;
+  /** Whether LS, Glob and Grep leave this workspace-relative path out (rules that deny or ask reading it). */
+  hiddenFromSearch?(relative: string, tool: string, base?: Workspace): boolean;
 }
 
 /** The narrowing a handoff carries: deny and ask rules, and tool names hidden (design/agents.md). */

@@ -1,5 +1,11 @@
 import { describeThrown, messageForModel, ToolTimeoutError } from "../errors.ts";
-import type { CustomEvent, RunData, ToolContext, ToolRuntime } from "../tools/types.ts";
+import {
+  type CustomEvent,
+  type RunData,
+  SEARCH_FILTER,
+  type ToolContext,
+  type ToolRuntime,
+} from "../tools/types.ts";
 import {
   type CallEnvironment,
   type CallRecord,
@@ -98,6 +104,12 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     },
   };
   if (env.config.approval) context.approval = env.config.approval;
+  // A child agent's searches also leave out what its ancestors' rules hide.
+  const layer = env.config.permissions;
+  if (env.link && env.link.depth > 0 && layer?.hiddenFromSearch)
+    Object.defineProperty(context, SEARCH_FILTER, {
+      value: (relative: string, tool: string) => layer.hiddenFromSearch!(relative, tool),
+    });
   if (env.config.background) context.background = env.config.background;
   if (env.sandbox) context.sandbox = env.sandbox;
 

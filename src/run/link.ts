@@ -15,8 +15,13 @@ export interface RunLink {
   depth: number;
   /** The least `maxDepth` along the chain. */
   depthLimit: number;
-  /** The `totalUsage` of every child run started from this run (finished, failed, aborted or paused). */
+  /** What child runs spent before this run was restored from a state (their part of its `totalUsage`). */
   childUsage: Usage;
+  /**
+   * The child runs started from this run, each as what it has spent so far (counted live, so a
+   * child still settling after a timeout has its model calls counted already).
+   */
+  children: Set<() => Usage>;
   /** Model calls this run may still make before its `maxTurns`. */
   turnsLeft(): number;
   /** The approval handler of the nearest run up the chain that has one (this run's own included), as given. */
@@ -31,6 +36,7 @@ export function rootLink(config: EngineConfig, turnsLeft: () => number): RunLink
     depth: 0,
     depthLimit: config.maxDepth,
     childUsage: emptyUsage(),
+    children: new Set(),
     turnsLeft,
     hardened: config.hardened === true,
   };

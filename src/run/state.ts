@@ -405,7 +405,9 @@ function childUsageOf(state: Partial<RunState>): Usage {
 /** `usage` plus what the run's children spent. */
 export function totalUsageOf(run: { usage: Usage; link?: RunLink }): Usage {
   const total = { ...run.usage };
-  addUsage(total, run.link?.childUsage);
+  if (!run.link) return total;
+  addUsage(total, run.link.childUsage);
+  for (const spent of run.link.children) addUsage(total, spent());
   return total;
 }
 

@@ -46,18 +46,15 @@ function waitingIn(state: unknown, via: string[] = [], depth = 0): Waiting[] {
 /**
  * What a paused result lists: calls waiting for the app or for approval, at any depth, each with
  * the agent call it waits under (`parentCallId`). Ids are the calls' own; a nested call whose id
- * another waiting call of the tree shares is listed as `"<parentCallId>/<id>"`, so every listed
- * id names one call.
+ * another waiting call of the tree shares is listed as `"<parentCallId>/<id>"`, or with more of
+ * its path of agent calls (`"<call>/<call>/<id>"`) until the name is the tree's only one.
  */
 export function pendingOf(state: RunState): PendingToolCall[] {
   const waiting = waitingIn(state);
-  const count = new Map<string, number>();
-  for (const entry of waiting) count.set(entry.id, (count.get(entry.id) ?? 0) + 1);
   return waiting.flatMap((entry) => {
     if (entry.reason === "held") return [];
-    const shared = count.get(entry.id)! > 1 && entry.parentCallId !== undefined;
     const pending: PendingToolCall = {
-      id: shared ? `${entry.parentCallId}/${entry.id}` : entry.id,
+      id: nameOf(entry, waiting),
       name: entry.name,
       input: entry.input,
       reason: entry.reason,
@@ -66,6 +63,17 @@ export function pendingOf(state: RunState): PendingToolCall[] {
     if (entry.parentCallId !== undefined) pending.parentCallId = entry.parentCallId;
     return [pending];
   });
+}
+
+/** The shortest name `find` resolves to this entry alone: its id, then with more of its path. */
+function nameOf(entry: Waiting, waiting: Waiting[]): string {
+  if (entry.via.length === 0) return entry.id;
+  for (let length = 0; length <= entry.via.length; length++) {
+    const name = [...entry.via.slice(entry.via.length - length), entry.id].join("/");
+    const found = candidates(waiting, name);
+    if (found.length === 1 && found[0] === entry) return name;
+  }
+  return [...entry.via, entry.id].join("/");
 }
 
 type Answers = Pick<ResumeOptions, "toolOutputs" | "approvals">;
@@ -95,7 +103,8 @@ export function routeAnswers(state: RunState, answers: Answers): RoutedAnswers {
       const [child, ...below] = entry.via;
       const forChild = routed.children.get(child!) ?? {};
       routed.children.set(child!, forChild);
-      const childKey = below.length === 0 ? entry.id : `${entry.parentCallId}/${entry.id}`;
+      // The child reads its own calls by id, deeper ones by their whole path from it.
+      const childKey = [...below, entry.id].join("/");
       forChild[kind] = { ...forChild[kind], [childKey]: answer } as never;
     }
   };
@@ -104,19 +113,34 @@ export function routeAnswers(state: RunState, answers: Answers): RoutedAnswers {
   return routed;
 }
 
-function find(waiting: Waiting[], key: string): Waiting | undefined {
+/**
+ * The waiting calls a key could name: this level's call of that id first; else the nested calls
+ * of that id; else, for `"<call>/.../<id>"`, those whose path of agent calls ends with those calls.
+ */
+function candidates(waiting: Waiting[], key: string): Waiting[] {
   const own = waiting.find((entry) => entry.via.length === 0 && entry.id === key);
-  if (own) return own;
+  if (own) return [own];
   const nested = waiting.filter((entry) => entry.via.length > 0 && entry.id === key);
-  if (nested.length === 1) return nested[0];
-  if (nested.length > 1)
-    throw new ResumeError(
-      `resume: "${key}" names ${nested.length} calls waiting in different child runs; name it as "<parentCallId>/${key}" (${nested.map((entry) => `"${entry.parentCallId}/${key}"`).join(" or ")}), as the paused result's pending lists it.`,
-    );
-  const slash = key.lastIndexOf("/");
-  if (slash <= 0) return undefined;
-  const parent = key.slice(0, slash);
-  const id = key.slice(slash + 1);
-  const matches = waiting.filter((entry) => entry.parentCallId === parent && entry.id === id);
-  return matches.length === 1 ? matches[0] : undefined;
+  if (nested.length > 0) return nested;
+  const parts = key.split("/");
+  if (parts.length < 2) return [];
+  const id = parts.at(-1)!;
+  const path = parts.slice(0, -1);
+  return waiting.filter(
+    (entry) =>
+      entry.id === id &&
+      entry.via.length >= path.length &&
+      path.every((call, index) => entry.via[entry.via.length - path.length + index] === call),
+  );
+}
+
+/** The one waiting call a key names; a key that names several is refused, with their names. */
+function find(waiting: Waiting[], key: string): Waiting | undefined {
+  const found = candidates(waiting, key);
+  if (found.length <= 1) return found[0];
+  throw new ResumeError(
+    `resume: "${key}" names ${found.length} calls waiting in different child runs; name each as the paused result's pending lists it (${found
+      .map((entry) => JSON.stringify(nameOf(entry, waiting)))
+      .join(" or ")}).`,
+  );
 }

@@ -156,6 +156,12 @@ export interface ToolOptions<TInput = unknown> {
 
 export const toolRuntime: unique symbol = Symbol.for("skein.toolRuntime");
 
+/**
+ * Set by the engine on a child agent's ToolContext (internal): paths the rules of the agents above
+ * it hide from LS, Glob and Grep, as `(workspaceRelativePath, toolName) => boolean`.
+ */
+export const SEARCH_FILTER: unique symbol = Symbol("skein.searchFilter");
+
 /** The engine's view of a tool; one shape whichever front door built it. */
 export interface ToolRuntime {
   validate(input: unknown): ValidationOutcome | Promise<ValidationOutcome>;
