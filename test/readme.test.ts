@@ -295,6 +295,22 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/interactive-steering.ts": () => {
+    it("is run by test/examples-interactive.test.ts", () => {
+      expect(readRepoFile("test/examples-interactive.test.ts")).toContain(
+        'from "../examples/interactive-steering.ts"',
+      );
+    });
+  },
+
+  "examples/interactive-output.ts": () => {
+    it("is run by test/examples-interactive.test.ts", () => {
+      expect(readRepoFile("test/examples-interactive.test.ts")).toContain(
+        'from "../examples/interactive-output.ts"',
+      );
+    });
+  },
+
   "examples/sessions-continue.ts": () => {
     it("is run by test/examples-sessions.test.ts", () => {
       expect(readRepoFile("test/examples-sessions.test.ts")).toContain(
