@@ -4,12 +4,14 @@ import {
   type AgentEvent,
   type Prompt,
   type SDKResultMessage,
+  type Steering,
 } from "../index.ts";
 import { emptyUsage } from "../model/messages.ts";
 import { askApprovals } from "./approve.ts";
 import { CliError, describeFailure, type FailureContext } from "./failure.ts";
 import { type Interrupts, watchInterrupts } from "./interrupt.ts";
 import type { Renderer } from "./render.ts";
+import { steerFromLines } from "./steer-input.ts";
 import { RunTally } from "./tally.ts";
 import { printError, type Terminal } from "./terminal.ts";
 
@@ -26,7 +28,11 @@ export interface AgentRun {
   renderer: Renderer;
   terminal: Terminal;
   failure: FailureContext;
+  /** Where typed steering lines come from; stdin by default (only when it is a terminal). */
+  input?: NodeJS.ReadableStream & { isTTY?: boolean };
 }
+
+type AgentStream = AsyncIterable<AgentEvent> & Steering;
 
 /** One command's run as it goes: what stops it, and what it has counted. */
 interface Driving {
@@ -151,15 +157,18 @@ async function streamRun(driving: Driving): Promise<SDKResultMessage> {
 }
 
 /** Streams through the renderer; a run paused for approvals resumes when `askApprovals` decides. */
-async function drive(
-  driving: Driving,
-  stream: AsyncIterable<AgentEvent>,
-): Promise<SDKResultMessage> {
+async function drive(driving: Driving, stream: AgentStream): Promise<SDKResultMessage> {
   const { run, interrupts, tally } = driving;
   let events = stream;
   while (true) {
     tally.startStretch();
-    const result = await render(events, run.renderer);
+    // A line typed while the run streams steers it (the terminal's own input, not a piped prompt).
+    const stopListening = run.terminal.interactive
+      ? steerFromLines(run.input ?? process.stdin, events, (line) =>
+          run.renderer.notice(run.terminal.colors.dim(`steering: ${line}`)),
+        )
+      : () => {};
+    const result = await render(events, run.renderer).finally(stopListening);
     tally.endStretch(result);
     const pending = result.pending ?? [];
     if (result.subtype !== "paused" || !result.state || pending.length === 0) return result;
