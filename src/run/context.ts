@@ -21,6 +21,28 @@ export interface ContextMemory {
   summary?: { covers: number; text: string };
   /** The last request's size as the provider reported it, and as characters. */
   last?: { tokens: number; chars: number };
+  /** The size in characters of the request being made (for `last`, once the provider reports). */
+  sending?: number;
+  /** The transcript's size so far: its first `counted` messages hold `chars` characters. */
+  transcript: { counted: number; chars: number };
+}
+
+/** A run's memory, empty. */
+export function contextMemory(): ContextMemory {
+  return { removed: new Map(), transcript: { counted: 0, chars: 0 } };
+}
+
+/**
+ * The characters of the transcript's messages, counted once each: the transcript only grows, so
+ * each turn adds only its new messages.
+ */
+function transcriptChars(memory: ContextMemory, transcript: Message[]): number {
+  const counted = memory.transcript;
+  if (counted.counted > transcript.length) return sumChars(transcript);
+  for (let index = counted.counted; index < transcript.length; index++)
+    counted.chars += charsOf(transcript[index]!);
+  counted.counted = transcript.length;
+  return counted.chars;
 }
 
 const sizes = new WeakMap<object, number>();
@@ -35,16 +57,6 @@ function charsOf(value: object): number {
   return size;
 }
 
-function requestChars(
-  system: string,
-  tools: readonly ModelToolSpec[],
-  messages: Message[],
-): number {
-  let total = system.length + charsOf(tools);
-  for (const message of messages) total += charsOf(message);
-  return total;
-}
-
 /** One token per 4 characters over what the provider last reported. */
 function estimate(memory: ContextMemory, chars: number): number {
   if (!memory.last) return Math.ceil(chars / 4);
@@ -54,16 +66,14 @@ function estimate(memory: ContextMemory, chars: number): number {
 /** After a call: what the provider said the request cost, for the next estimate. */
 export function rememberRequest(
   memory: ContextMemory | undefined,
-  sent: { system: string; tools: readonly ModelToolSpec[]; messages: Message[] },
   usage: Partial<Usage> | undefined,
 ): void {
-  if (!memory || !usage) return;
+  if (!memory || !usage || memory.sending === undefined) return;
   const tokens =
     (usage.inputTokens ?? 0) +
     (usage.cacheReadInputTokens ?? 0) +
     (usage.cacheCreationInputTokens ?? 0);
-  if (tokens > 0)
-    memory.last = { tokens, chars: requestChars(sent.system, sent.tools, sent.messages) };
+  if (tokens > 0) memory.last = { tokens, chars: memory.sending };
 }
 
 export type Compacted =
@@ -87,12 +97,20 @@ export async function compact(options: {
   emit: (event: AgentEvent) => void;
   /** Usage of a summarising call is added here. */
   usage: Usage;
+  /** `messages` is the run's transcript itself (not a hook's replacement): counted incrementally. */
+  transcript: boolean;
 }): Promise<Compacted> {
   const { settings, memory, system, tools, turn } = options;
   const window = settings.window ?? defaultWindow(options.model.modelId);
   const fixed = system.length + charsOf(tools);
   let messages = applyMemory(memory, options.messages);
-  let chars = fixed + sumChars(messages);
+  // The common case, nothing compacted yet: the transcript's size, counted incrementally.
+  let chars =
+    fixed +
+    (messages === options.messages && options.transcript
+      ? transcriptChars(memory, messages)
+      : sumChars(messages));
+  memory.sending = chars;
   const before = estimate(memory, chars);
   if (before <= settings.threshold * window) return { ok: true, messages };
 
@@ -127,6 +145,7 @@ export async function compact(options: {
       summarized = true;
     }
   }
+  memory.sending = chars;
   const after = estimate(memory, chars);
   if (removed.length > 0 || summarized)
     options.emit({

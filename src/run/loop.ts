@@ -199,7 +199,7 @@ async function turnWithBatch(
     return { kind: "failed", error: turn.error };
   }
   addUsage(run.usage, turn.usage);
-  rememberRequest(run.contextMemory, request, turn.usage);
+  rememberRequest(run.contextMemory, turn.usage);
   const records = claimToolCalls(run, batch, turn.message, turn.incompleteToolCalls);
   run.messages.push(turn.message);
   run.emit({ type: "message", message: turn.message });

@@ -3,8 +3,15 @@
 
 import { ConfigurationError, describeThrown, HookError } from "../errors.ts";
 import type { Message } from "../model/messages.ts";
-import { isModel, type Model, type ModelRequest, type ModelSettings } from "../model/model.ts";
-import { type ContextMemory, compact } from "./context.ts";
+import {
+  isModel,
+  type Model,
+  type ModelRequest,
+  type ModelSettings,
+  type ModelToolSpec,
+} from "../model/model.ts";
+import type { ToolDefinition } from "../tools/types.ts";
+import { compact, contextMemory } from "./context.ts";
 import type { RunContext } from "./loop.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import { checkModelSettings, requestSettings } from "./settings.ts";
@@ -53,18 +60,11 @@ export async function prepareModelCall(run: RunContext, agentModel: Model): Prom
   const output = config.output;
   const native = output !== undefined && model.structuredOutputs === true;
   if (output && !native) {
-    tools = [
-      ...tools,
-      {
-        name: FINAL_OUTPUT,
-        description: output.tool.description,
-        input_schema: output.tool.inputSchema,
-      },
-    ];
+    tools = withFinalOutput(tools, output.tool);
     offered = new Set([...offered, FINAL_OUTPUT]);
   }
   if (config.context) {
-    run.contextMemory ??= { removed: new Map() } satisfies ContextMemory;
+    run.contextMemory ??= contextMemory();
     const compacted = await compact({
       settings: config.context,
       memory: run.contextMemory,
@@ -76,6 +76,7 @@ export async function prepareModelCall(run: RunContext, agentModel: Model): Prom
       signal: run.signal,
       emit: run.emit,
       usage: run.usage,
+      transcript: messages === run.messages,
     });
     if (!compacted.ok) return failed(compacted.error);
     messages = compacted.messages;
@@ -163,6 +164,21 @@ function applyChange(
     }
   }
   return next;
+}
+
+const extended = new WeakMap<readonly ModelToolSpec[], ModelToolSpec[]>();
+
+/** The tools with `final_output` appended: the same array each time (its size is counted once). */
+function withFinalOutput(tools: ModelToolSpec[], tool: ToolDefinition): ModelToolSpec[] {
+  let list = extended.get(tools);
+  if (!list) {
+    list = [
+      ...tools,
+      { name: FINAL_OUTPUT, description: tool.description, input_schema: tool.inputSchema },
+    ];
+    extended.set(tools, list);
+  }
+  return list;
 }
 
 function failed(error: Error): PreparedCall {
