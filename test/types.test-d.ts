@@ -1,14 +1,23 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import {
   type AgentEvent,
+  type ApprovalHandler,
+  agentTool,
   createBareAgent,
+  createMailbox,
+  type DelegateInput,
   defineTool,
+  delegateTool,
+  type MailboxMessage,
+  type PendingToolCall,
   query,
   type SDKResultMessage,
+  type ToolCall,
   type ToolContext,
   type ToolDefinition,
   type ToolOptions,
   tool,
+  type Usage,
 } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expectTypeOf, it } from "vitest";
@@ -252,5 +261,60 @@ describe("narrowing the stream's events by type", () => {
   it("run() resolves to the result message", () => {
     const agent = createBareAgent({ model });
     expectTypeOf(agent.run("hi")).toEqualTypeOf<Promise<SDKResultMessage>>();
+  });
+});
+
+describe("agents as tools (issue 11): events from child runs and the new fields", () => {
+  const child = createBareAgent({ id: "child", model });
+
+  it('narrowing a stream event to "result" still gives exactly SDKResultMessage (no parentCallId)', async () => {
+    const agent = createBareAgent({ model, tools: [agentTool(child, { description: "d" })] });
+    for await (const event of agent.stream("hi")) {
+      if (event.type === "result") {
+        expectTypeOf(event).toEqualTypeOf<SDKResultMessage>();
+        // @ts-expect-error the result event is always the run's own: it has no parentCallId
+        void event.parentCallId;
+      }
+      if (event.type === "tool_start") {
+        expectTypeOf(event.parentCallId).toEqualTypeOf<string | undefined>();
+        expectTypeOf(event.callId).toEqualTypeOf<string>();
+      }
+      if (event.type === "text_delta")
+        expectTypeOf(event.parentCallId).toEqualTypeOf<string | undefined>();
+    }
+  });
+
+  it("tool_start's parentCallId is optional: an event without it is a valid tool_start", () => {
+    type ToolStart = Extract<AgentEvent, { type: "tool_start" }>;
+    const own: ToolStart = { type: "tool_start", callId: "a", name: "n", input: {} };
+    const fromChild: ToolStart = { ...own, parentCallId: "p1" };
+    expectTypeOf(own).toEqualTypeOf<ToolStart>();
+    expectTypeOf(fromChild.parentCallId).toEqualTypeOf<string | undefined>();
+    // @ts-expect-error parentCallId is a string
+    const wrong: ToolStart = { ...own, parentCallId: 1 };
+    void wrong;
+  });
+
+  it("agentTool and delegateTool return ToolDefinitions of their input", () => {
+    expectTypeOf(agentTool(child, { description: "d" })).toEqualTypeOf<
+      ToolDefinition<{ prompt: string }>
+    >();
+    expectTypeOf(delegateTool({ child })).toEqualTypeOf<ToolDefinition<DelegateInput>>();
+    // @ts-expect-error description is required
+    agentTool(child, {});
+    // @ts-expect-error an unknown option is a compile error too
+    agentTool(child, { description: "d", bogus: 1 });
+  });
+
+  it("the new fields: totalUsage, parentCallId on pending calls and approvals, kind, runNext's task", () => {
+    expectTypeOf<SDKResultMessage["totalUsage"]>().toEqualTypeOf<Usage>();
+    expectTypeOf<PendingToolCall["parentCallId"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Parameters<ApprovalHandler>[2]["parentCallId"]>().toEqualTypeOf<
+      string | undefined
+    >();
+    expectTypeOf<ToolCall["kind"]>().toEqualTypeOf<"tool" | "agent_tool">();
+    expectTypeOf(child.runNext(createMailbox())).toEqualTypeOf<
+      Promise<(SDKResultMessage & { task: MailboxMessage }) | undefined>
+    >();
   });
 });
