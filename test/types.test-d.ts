@@ -1,17 +1,27 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import {
   type AgentEvent,
+  type AgentRun,
   type ApprovalHandler,
   agentTool,
+  createAgent,
   createBareAgent,
   createMailbox,
+  createSteering,
   type DelegateInput,
+  defineAgent,
   defineTool,
   delegateTool,
   type MailboxMessage,
+  type ModelCallChange,
+  type ModelCallContext,
+  type ModelSettings,
   type PendingToolCall,
+  type Prompt,
   query,
+  type RunState,
   type SDKResultMessage,
+  type Steering,
   type ToolCall,
   type ToolContext,
   type ToolDefinition,
@@ -316,5 +326,119 @@ describe("agents as tools (issue 11): events from child runs and the new fields"
     expectTypeOf(child.runNext(createMailbox())).toEqualTypeOf<
       Promise<(SDKResultMessage & { task: MailboxMessage }) | undefined>
     >();
+  });
+});
+
+describe("interactive agents (issue 12): typed output, steering, the new events and hooks", () => {
+  it("structuredResult is typed from a Zod output schema, with no cast", async () => {
+    const r = await createBareAgent({ model, output: z.object({ city: z.string() }) }).run("x");
+    expectTypeOf(r.structuredResult?.city).toEqualTypeOf<string | undefined>();
+    expectTypeOf(r.structuredResult).toEqualTypeOf<{ city: string } | undefined>();
+    // @ts-expect-error the schema has no such field
+    void r.structuredResult?.country;
+  });
+
+  it("the schema's output side (transforms), for createAgent, defineAgent and resume too", async () => {
+    const output = z.object({ word: z.string().transform((word) => word.length) });
+    const agent = createAgent({ model, output });
+    expectTypeOf((await agent.run("x")).structuredResult).toEqualTypeOf<
+      { word: number } | undefined
+    >();
+    const defined = defineAgent({ model, output: z.object({ ok: z.boolean() }) });
+    const fromDefinition = createBareAgent(defined);
+    expectTypeOf((await fromDefinition.run("x")).structuredResult).toEqualTypeOf<
+      { ok: boolean } | undefined
+    >();
+    expectTypeOf((await fromDefinition.resume({} as RunState)).structuredResult).toEqualTypeOf<
+      { ok: boolean } | undefined
+    >();
+  });
+
+  it("the result event of stream() and query() carries the same type", async () => {
+    const output = z.object({ city: z.string() });
+    for await (const event of createBareAgent({ model, output }).stream("x")) {
+      if (event.type === "result")
+        expectTypeOf(event.structuredResult).toEqualTypeOf<{ city: string } | undefined>();
+    }
+    for await (const event of query({ prompt: "x", model, output })) {
+      if (event.type === "result")
+        expectTypeOf(event.structuredResult).toEqualTypeOf<{ city: string } | undefined>();
+    }
+  });
+
+  it("a Standard Schema gives its InferOutput; a JSON Schema or no output gives unknown", async () => {
+    const standard = {} as StandardSchemaV1<{ raw: string }, { parsed: number }>;
+    const typed = await createBareAgent({ model, output: standard }).run("x");
+    expectTypeOf(typed.structuredResult).toEqualTypeOf<{ parsed: number } | undefined>();
+    const json = await createBareAgent({
+      model,
+      output: { type: "object", properties: { a: { type: "string" } } },
+    }).run("x");
+    expectTypeOf(json.structuredResult).toEqualTypeOf<unknown>();
+    const none = await createBareAgent({ model }).run("x");
+    expectTypeOf(none.structuredResult).toEqualTypeOf<unknown>();
+    expectTypeOf(none).toEqualTypeOf<SDKResultMessage>();
+  });
+
+  it("stream() returns an AgentRun: the events, and steer/followUp taking a Prompt", () => {
+    const run = createBareAgent({ model }).stream("x");
+    expectTypeOf(run).toEqualTypeOf<AgentRun<unknown>>();
+    expectTypeOf(run).toMatchTypeOf<AsyncGenerator<AgentEvent, void, undefined>>();
+    expectTypeOf(run).toMatchTypeOf<Steering>();
+    expectTypeOf(run.steer).parameter(0).toEqualTypeOf<Prompt>();
+    expectTypeOf(run.followUp).returns.toEqualTypeOf<void>();
+    expectTypeOf(createSteering()).toEqualTypeOf<Steering>();
+    // @ts-expect-error a number is not a Prompt
+    run.steer(42);
+    createBareAgent({ model }).run("x", { steering: createSteering() });
+    // @ts-expect-error steering is a Steering
+    createBareAgent({ model }).run("x", { steering: {} });
+  });
+
+  it("the new events narrow to their fields", async () => {
+    for await (const event of createBareAgent({ model }).stream("x")) {
+      if (event.type === "tool_input_delta") {
+        expectTypeOf(event.callId).toEqualTypeOf<string>();
+        expectTypeOf(event.delta).toEqualTypeOf<string>();
+        expectTypeOf(event.partialInput).toEqualTypeOf<unknown>();
+      }
+      if (event.type === "user_message") {
+        expectTypeOf(event.origin).toEqualTypeOf<"steer" | "follow_up">();
+        expectTypeOf(event.turn).toEqualTypeOf<number>();
+      }
+      if (event.type === "compaction") {
+        expectTypeOf(event.removed).toEqualTypeOf<
+          { callId: string; name: string; chars: number }[]
+        >();
+        expectTypeOf(event.summarized).toEqualTypeOf<boolean>();
+      }
+    }
+    const result = await createBareAgent({ model }).run("x");
+    expectTypeOf(result.undelivered).toEqualTypeOf<
+      { origin: "steer" | "follow_up"; message: import("skein").Message }[] | undefined
+    >();
+    expectTypeOf(result.steps[0]!.userMessages).toEqualTypeOf<
+      { origin: "steer" | "follow_up"; message: import("skein").Message }[] | undefined
+    >();
+  });
+
+  it("beforeModelCall, modelSettings and beforeToolCall { ask } are typed", () => {
+    createBareAgent({
+      model,
+      modelSettings: { temperature: 0.2, toolChoice: { name: "x" }, stopSequences: ["END"] },
+      hooks: {
+        beforeModelCall: (context) => {
+          expectTypeOf(context).toEqualTypeOf<ModelCallContext>();
+          expectTypeOf(context.modelSettings).toEqualTypeOf<ModelSettings>();
+          return { tools: context.tools.slice(0, 1), modelSettings: { toolChoice: "required" } };
+        },
+        beforeToolCall: () => ({ ask: "a person should look" }),
+      },
+    });
+    expectTypeOf<ModelCallChange["tools"]>().toEqualTypeOf<string[] | undefined>();
+    // @ts-expect-error not a toolChoice
+    createBareAgent({ model, modelSettings: { toolChoice: "sometimes" } });
+    // @ts-expect-error temperature is a number
+    createBareAgent({ model, modelSettings: { temperature: "hot" } });
   });
 });
