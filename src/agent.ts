@@ -27,13 +27,14 @@ import {
   RUN_OPTION_KEYS,
 } from "./options.ts";
 import { createPermissionGate, type PermissionGate } from "./permissions/gate.ts";
-import { checkHardenedPreset } from "./permissions/preset.ts";
+import { checkHardenedPreset, checkHardenedServers } from "./permissions/preset.ts";
 import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
 import { runLoop } from "./run/loop.ts";
 import { newRun } from "./run/new-run.ts";
 import { type RestoredRun, restoreRun } from "./run/state.ts";
 import { queueOf, SteeringQueue } from "./run/steering.ts";
+import { configWithSources, type SourceTools } from "./run/tool-source.ts";
 import type {
   AgentEvent,
   AgentOptions,
@@ -98,6 +99,8 @@ export interface Agent<TOutput = unknown> {
    * once they ended, under the hardened preset after the sandbox's clean-up. The agent stays usable.
    */
   close(): Promise<void>;
+  /** `close()`, for `await using agent = createAgent(...)`. */
+  [Symbol.asyncDispose](): Promise<void>;
   /**
    * Runs the oldest task handed off to this agent (`to`, default its `id`) as a top-level run,
    * narrowed by the sender's restrictions, and acks it; `undefined` when none waits.
@@ -232,7 +235,10 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
         }
       : {}),
     permissions: (tools, { extraDeny }) => {
-      if (hardened) checkHardenedPreset(tools, prefix);
+      if (hardened) {
+        checkHardenedPreset(tools, prefix);
+        checkHardenedServers(options.mcpServers, prefix);
+      }
       const reachable = checkAgentTools(tools, { root: workspace.root, hardened, prefix });
       gate = createPermissionGate({
         rules: options.permissions,
@@ -246,6 +252,8 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
           ...(choice.definition ? BUILTIN_TOOL_NAMES : []),
           ...reachable,
           ...(choice.alsoKnown ?? []),
+          // An MCP server's tools are known at run time: rules may name any of them.
+          ...Object.keys(options.mcpServers ?? {}).map((name) => `mcp__${name}__*`),
         ],
       });
       return gate;
@@ -316,7 +324,18 @@ export function query<S extends OutputSchema | undefined = undefined>(
   if (signal !== undefined) runOptions.signal = signal;
   if (sessionId !== undefined) runOptions.sessionId = sessionId;
   if (steering !== undefined) runOptions.steering = steering;
-  return createAgent(agentOptions as AgentOptions<S>).stream(prompt, runOptions);
+  const agent = createAgent(agentOptions as AgentOptions<S>);
+  const run = agent.stream(prompt, runOptions);
+  if (agentOptions.mcpServers === undefined) return run;
+  // A one-shot query owns its MCP servers: they end with its stream.
+  async function* closing() {
+    try {
+      yield* run;
+    } finally {
+      await agent.close();
+    }
+  }
+  return Object.assign(closing(), { steer: run.steer, followUp: run.followUp });
 }
 
 function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHandle): Agent {
@@ -364,11 +383,13 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
             steering: given,
           }),
         );
-      const restored = await restoreRun(target, config, options ?? {});
+      // A paused MCP call is checked against its server's tools: connect first.
+      const sourced = await sourcesFor(config, { emit, signal });
+      const restored = await restoreRun(target, sourced.config, options ?? {});
       const state = (typeof target === "string" ? JSON.parse(target) : target) as RunState;
       const journal = store ? await journalForState(store, config, state) : undefined;
       const steering = withQueued(given, restored.queued);
-      return withRunBackground(config, (runConfig) =>
+      return withRunBackground(sourced.config, (runConfig) =>
         runLoop(
           newRun(runConfig, {
             ...restored,
@@ -376,6 +397,7 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
             emit,
             signal,
             ...(steering ? { steering } : {}),
+            ...(sourced.sources ? { sources: { ...sourced.sources, base: config } } : {}),
           }),
           restored,
         ),
@@ -405,12 +427,21 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
         checkpointId,
         secret: config.approvalSecret,
       }),
-    close: () => closeBackground(config.background),
+    close: () => closeAgent(config),
+    [Symbol.asyncDispose]: () => closeAgent(config),
     runNext: async (mailbox, options) => {
       if (!handle) throw new ConfigurationError("runNext: this agent cannot receive handoffs.");
       return runNext(handle, mailbox, options);
     },
   };
+}
+
+/** Stops the agent's background tasks and ends its MCP servers' connections. */
+async function closeAgent(config: EngineConfig): Promise<void> {
+  await Promise.all([
+    closeBackground(config.background),
+    ...(config.sources ?? []).map(({ source }) => source.close()),
+  ]);
 }
 
 /**
@@ -460,11 +491,13 @@ async function resumeSession(
   const opened = await openSessionResume(store, config, request.sessionId, options);
   const { journal, checkpointId } = opened;
   if (opened.kind === "paused") {
-    const restored = await restoreRun(opened.state, config, options);
+    const sourced = await sourcesFor(config, { emit, signal });
+    const restored = await restoreRun(opened.state, sourced.config, options);
     await journal.resumed();
     const steering = withQueued(request.steering, restored.queued);
-    const run = newRun(config, {
+    const run = newRun(sourced.config, {
       ...restored,
+      ...(sourced.sources ? { sources: { ...sourced.sources, base: config } } : {}),
       journal,
       checkpointId,
       emit,
@@ -483,6 +516,16 @@ async function resumeSession(
     ...(request.steering ? { steering: request.steering } : {}),
   });
   return runLoop(run, undefined, opened.recovery);
+}
+
+/** The agent's configuration with its MCP servers' tools, fetched now (a resumed run checks its calls against them). */
+async function sourcesFor(
+  config: EngineConfig,
+  context: { emit: (event: AgentEvent) => void; signal: AbortSignal },
+): Promise<{ config: EngineConfig; sources?: SourceTools }> {
+  if (!config.sources) return { config };
+  const sources: SourceTools = { fetched: new Map(), tried: new Set() };
+  return { config: await configWithSources(config, sources, context), sources };
 }
 
 /**

@@ -93,6 +93,8 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "context",
   "output",
   "outputRetries",
+  "mcpServers",
+  "tracer",
 ]);
 
 export const PERMISSION_KEYS: ReadonlySet<string> = new Set(["allow", "ask", "deny"]);

@@ -26,3 +26,22 @@ export function checkHardenedPreset(tools: Map<string, ToolDefinition>, prefix: 
     }
   }
 }
+
+/**
+ * Under the hardened preset every MCP server declares `security` with `network` "none" or
+ * "loopback": its tools are code the agent's host runs, like a custom tool's.
+ */
+export function checkHardenedServers(servers: unknown, prefix: string): void {
+  if (typeof servers !== "object" || servers === null) return;
+  for (const [name, server] of Object.entries(servers)) {
+    const security = (server as { security?: { network?: unknown } } | null)?.security;
+    if (!security)
+      throw new ConfigurationError(
+        `${prefix}: the hardened preset refuses the MCP server "${name}": it declares no security metadata, so it is treated as { network: "unrestricted", filesystem: "unrestricted", sideEffects: "external" }. Rule: every MCP server declares security with network "none" or "loopback", for example mcpServer({ ..., security: { network: "none" } }).`,
+      );
+    if (!CONFINED_NETWORK.has(security.network as string))
+      throw new ConfigurationError(
+        `${prefix}: the hardened preset refuses the MCP server "${name}": its security.network is "${String(security.network)}". Rule: an MCP server's network must be "none" or "loopback" under the hardened preset.`,
+      );
+  }
+}

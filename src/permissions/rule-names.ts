@@ -14,7 +14,13 @@ export function assertRuleNamesTool(
   where: string,
 ): void {
   if (rule.name.includes("*") || known.includes(rule.name)) return;
-  const closest = closestName(rule.name, known);
+  // Known patterns (`mcp__fs__*`): the tools of a source whose list is known only at run time.
+  if (known.some((entry) => entry.endsWith("*") && rule.name.startsWith(entry.slice(0, -1))))
+    return;
+  const closest = closestName(
+    rule.name,
+    known.filter((entry) => !entry.endsWith("*")),
+  );
   const hint =
     closest !== undefined
       ? `did you mean "${closest}"? (tool names are case-sensitive)`

@@ -23,6 +23,7 @@ import type {
 import { DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
 import { type ContextSettings, checkContextOptions, checkModelSettings } from "./settings.ts";
+import { isToolSource, type ToolSource } from "./tool-source.ts";
 import type { AgentHooks, AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./types.ts";
 
 export const DEFAULT_MAX_TURNS = 100;
@@ -124,6 +125,10 @@ export interface EngineConfig {
   context: ContextSettings | false;
   /** Typed final output. */
   output?: OutputSpec;
+  /** An OpenTelemetry tracer (`tracer`): the run, its model calls and tool calls become spans. */
+  tracer?: unknown;
+  /** Tool sources (`mcpServers`) by name: their tools join each run before its model calls. */
+  sources?: { name: string; source: ToolSource }[];
   /** Under the hardened preset. */
   hardened?: boolean;
   /** The tool list sent to the model, built once. */
@@ -224,6 +229,14 @@ export function resolveConfig(
   const modelSettings = checkModelSettings(prefix, options.modelSettings, new Set(visible));
   const context = checkContextOptions(prefix, options.context);
   const output = resolveOutput(prefix, options.output, options.outputRetries, tools.keys());
+  const sources = resolveSources(prefix, options.mcpServers);
+  if (
+    options.tracer !== undefined &&
+    typeof (options.tracer as { startSpan?: unknown } | null)?.startSpan !== "function"
+  )
+    throw new ConfigurationError(
+      `${prefix}: tracer must be an OpenTelemetry Tracer (trace.getTracer("my-app") from @opentelemetry/api), received ${describeValue(options.tracer)}.`,
+    );
 
   return {
     id: options.id,
@@ -231,6 +244,8 @@ export function resolveConfig(
     modelSettings,
     context,
     ...(output ? { output } : {}),
+    ...(sources ? { sources } : {}),
+    ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
     modelFactory: resolution.modelFactory,
     modelName: options.modelName,
     system,
@@ -403,4 +418,30 @@ function canOverlap(
   const parallel = tools.filter((tool) => tool.executionMode !== "sequential");
   if (mode === "all") return parallel.length > 0;
   return parallel.some((tool) => runtimeOf(tool).isConcurrencySafe !== undefined);
+}
+
+/** `mcpServers`: handles made by `mcpServer()` of `skein/mcp`, under names tools are prefixed with. */
+function resolveSources(
+  prefix: string,
+  servers: unknown,
+): { name: string; source: ToolSource }[] | undefined {
+  if (servers === undefined) return undefined;
+  if (typeof servers !== "object" || servers === null || Array.isArray(servers))
+    throw new ConfigurationError(
+      `${prefix}: mcpServers must map server names to mcpServer() handles (from "skein/mcp"), received ${describeValue(servers)}.`,
+    );
+  const entries = Object.entries(servers);
+  for (const [name, server] of entries) {
+    if (!/^[A-Za-z0-9_-]{1,40}$/.test(name))
+      throw new ConfigurationError(
+        `${prefix}: the MCP server name ${JSON.stringify(name)} must be 1-40 letters, digits, "_" or "-" (it prefixes its tools: mcp__<name>__<tool>).`,
+      );
+    if (!isToolSource(server))
+      throw new ConfigurationError(
+        `${prefix}: mcpServers.${name} is ${describeValue(server)}, not a server handle; wrap its options with mcpServer() from "skein/mcp" (a .mcp.json entry can be passed to it as is).`,
+      );
+  }
+  return entries.length > 0
+    ? entries.map(([name, source]) => ({ name, source: source as ToolSource }))
+    : undefined;
 }

@@ -11,6 +11,7 @@ import { type Answer, checkAnswer } from "./answer.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import { claimEarly, claimToolCalls } from "./claim-calls.ts";
+import type { EngineConfig } from "./config.ts";
 import { type ContextMemory, rememberRequest } from "./context.ts";
 import { deliverQueued } from "./deliver.ts";
 import { closeJournal, finish } from "./finish.ts";
@@ -20,6 +21,8 @@ import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import { fillToolOutputs, pausedState, type RestoredRun, totalUsageOf } from "./state.ts";
 import type { SteeringQueue } from "./steering.ts";
+import { configWithSources, type SourceTools } from "./tool-source.ts";
+import { type RunTrace, startTrace } from "./trace.ts";
 import { pendingOf } from "./tree.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage, Step, StepToolCall } from "./types.ts";
 
@@ -43,6 +46,10 @@ export interface RunContext extends CallEnvironment {
   contextMemory?: ContextMemory;
   /** Invalid `output` answers so far. */
   outputAttempts: number;
+  /** The run's trace, when the agent has a tracer. */
+  trace?: RunTrace;
+  /** The tools this run fetched from the agent's sources (MCP servers), and the config without them. */
+  sources?: SourceTools & { base: EngineConfig };
 }
 
 /**
@@ -80,6 +87,7 @@ export async function runLoop(
     endTurn(run);
     if (error instanceof AbortError) {
       run.steering?.end("aborted");
+      run.trace?.end({ aborted: true, usage: totalUsageOf(run) });
       // The cancelled results go with the end entry; a log that failed already stays as it is.
       await run.journal?.ended({ subtype: "aborted" }).catch(() => {});
       throw error;
@@ -89,6 +97,7 @@ export async function runLoop(
   }
   result = await closeJournal(run, result);
   endSteering(run, result);
+  run.trace?.end({ result });
   return result;
 }
 
@@ -106,6 +115,16 @@ async function loop(
   run.emit(start);
   if (run.config.sandbox) run.sandbox = await run.config.sandbox();
   const model = resolveModel(run.config);
+  if (run.config.tracer !== undefined && "stream" in model) {
+    run.trace = await startTrace({
+      tracer: run.config.tracer,
+      ...(run.config.id !== undefined ? { agentId: run.config.id } : {}),
+      sessionId: run.sessionId,
+      provider: model.provider,
+      modelId: model.modelId,
+    });
+    run.emit = run.trace.observe(run.emit);
+  }
   // Write-ahead (a): the prompt is logged before the first model call of a new run.
   if (!restored && !recovery) await run.journal?.input(run.messages.at(-1)!);
   let outcome: TurnOutcome = { kind: "continue" };
@@ -150,6 +169,12 @@ async function loop(
 
 async function runTurn(run: RunContext, agentModel: Model): Promise<TurnOutcome> {
   throwIfAborted(run);
+  // MCP servers' tools: fetched before the first call of the run, and again after a change.
+  if (run.config.sources || run.sources) {
+    run.sources ??= { base: run.config, fetched: new Map(), tried: new Set() };
+    run.config = await configWithSources(run.sources.base, run.sources, run);
+    throwIfAborted(run);
+  }
   run.numTurns++;
   startTurn(run);
   const prepared = await prepareModelCall(run, agentModel);
@@ -180,13 +205,16 @@ async function turnWithBatch(
       }
     : undefined;
   let turn: Awaited<ReturnType<typeof callModel>>;
+  const span = run.trace?.modelCall(model);
   try {
     turn = await callModel({ model, request, signal: run.signal, emit: run.emit, onToolCall });
   } catch (error) {
+    span?.end({ error: describeThrown(error) });
     await batch.abandon();
     throwIfAborted(run);
     throw error;
   }
+  span?.end(turn.ok ? { usage: turn.usage, stopReason: turn.stopReason } : { error: turn.error });
   if (!turn.ok) {
     await batch.abandon();
     if (turn.partial) {

@@ -6,6 +6,7 @@ import { type RunLink, rootLink } from "./link.ts";
 import type { RunContext } from "./loop.ts";
 import type { RestoredRun } from "./state.ts";
 import type { SteeringQueue } from "./steering.ts";
+import type { SourceTools } from "./tool-source.ts";
 import type { AgentEvent } from "./types.ts";
 
 /** A run's context, fresh or from a restored state; `link` places it in a tree of agent runs. */
@@ -21,6 +22,7 @@ export function newRun(
     link?: RunLink;
     steering?: SteeringQueue;
     outputAttempts?: number;
+    sources?: SourceTools & { base: EngineConfig };
   },
 ): RunContext {
   const seenIds = new Set<string>();
@@ -46,6 +48,7 @@ export function newRun(
     ...(options.journal ? { journal: options.journal } : {}),
     ...(options.checkpointId !== undefined ? { checkpointId: options.checkpointId } : {}),
     ...(options.steering ? { steering: options.steering } : {}),
+    ...(options.sources ? { sources: options.sources } : {}),
   };
   // The budget a child run may take is what this run has left, counted live.
   link.turnsLeft = () => config.maxTurns - run.numTurns;

@@ -12,6 +12,7 @@ import type {
   ToolDefinition,
   ToolResult,
 } from "../tools/types.ts";
+import type { ToolSource } from "./tool-source.ts";
 
 // ---------------------------------------------------------------- batch policy
 
@@ -161,6 +162,8 @@ export type RunEvent =
       estimateBefore: number;
       estimateAfter: number;
     }
+  /** An MCP server could not be reached or listed: its tools are missing from this run. */
+  | { type: "mcp_server_error"; server: string; error: { name: string; message: string } }
   | CustomEvent;
 
 /**
@@ -384,6 +387,13 @@ export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema 
   output?: S;
   /** Invalid answers the model may correct before the run fails; default 2. */
   outputRetries?: number;
+  /**
+   * MCP servers by name (`mcpServer()` handles from `skein/mcp`): their tools join the agent as
+   * `mcp__<name>__<tool>`, connected at the first run that needs them; `agent.close()` ends them.
+   */
+  mcpServers?: Record<string, ToolSource>;
+  /** An OpenTelemetry `Tracer`: runs, model calls and tool calls become spans (GenAI conventions). */
+  tracer?: unknown;
   /**
    * Where runs are logged (design/sessions.md): `run(prompt, { sessionId })` continues the stored
    * conversation, and `agent.resume({ sessionId })` continues a paused or crashed run from the

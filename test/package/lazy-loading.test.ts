@@ -27,6 +27,8 @@ const LAZY_PACKAGES = [
   "pg",
   "zod",
   "zod-to-json-schema",
+  // Loaded only when an agent has a tracer.
+  "@opentelemetry/api",
   // The command line's own.
   "commander",
   "picocolors",

@@ -1,0 +1,32 @@
+// Tracing as the engine sees it (design/mcp.md, "Tracing"): a run, its model calls and its tool
+// calls. The OpenTelemetry implementation (src/tracing/otel.ts) is loaded only when an agent has
+// a `tracer`: with none, nothing is created or loaded.
+
+import type { Usage } from "../model/messages.ts";
+import type { AgentEvent, ErrorInfo, SDKResultMessage } from "./types.ts";
+
+/** One run's trace. */
+export interface RunTrace {
+  /** Wraps the run's event sink: each of the run's own calls is a span from `tool_start` to `tool_end`. */
+  observe(emit: (event: AgentEvent) => void): (event: AgentEvent) => void;
+  /** A model call, ended with what it cost or how it failed. */
+  modelCall(model: { provider: string; modelId: string }): {
+    end(outcome: { usage?: Partial<Usage>; stopReason?: string; error?: ErrorInfo }): void;
+  };
+  /** The run ended: with its result, or aborted (every span still open is ended too). */
+  end(outcome: { result: SDKResultMessage } | { aborted: true; usage: Usage }): void;
+}
+
+export interface TraceStart {
+  tracer: unknown;
+  agentId?: string;
+  sessionId: string;
+  provider: string;
+  modelId: string;
+}
+
+/** Starts a run's trace with the agent's tracer (loads the OpenTelemetry code on first use). */
+export async function startTrace(start: TraceStart): Promise<RunTrace> {
+  const { otelTrace } = await import("../tracing/otel.ts");
+  return otelTrace(start);
+}
