@@ -119,12 +119,15 @@ export class SessionJournal implements RunJournal {
       name: call.name,
       result,
     };
-    // runData is logged when the call changed it, sealed as a paused state's is.
-    const data = toJsonValue(Object.fromEntries(runData)) as Record<string, unknown>;
-    const text = canonicalJson(data);
-    if (text !== this.#loggedRunData) {
-      this.#loggedRunData = text;
-      entry.runData = { data, seal: sealValue(this.#secret, [this.#sessionId, data]) };
+    // runData is logged when the call changed it, sealed as a paused state's is (an empty map
+    // that was empty is unchanged without being copied and compared).
+    if (runData.size > 0 || this.#loggedRunData !== "{}") {
+      const data = toJsonValue(Object.fromEntries(runData)) as Record<string, unknown>;
+      const text = canonicalJson(data);
+      if (text !== this.#loggedRunData) {
+        this.#loggedRunData = text;
+        entry.runData = { data, seal: sealValue(this.#secret, [this.#sessionId, data]) };
+      }
     }
     return this.#write(entry);
   }
@@ -154,29 +157,46 @@ export class SessionJournal implements RunJournal {
   #write(entry: LogEntry): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
     const entries = this.#deferred.length > 0 ? [...this.#deferred.splice(0), entry] : [entry];
-    // The common case, nothing in flight: append at once, without queueing.
-    if (!this.#writing) return this.#writeNow(entries);
-    return new Promise<void>((resolve, reject) => {
-      this.#waiting.push({ entries, resolve, reject });
-    });
-  }
-
-  async #writeNow(entries: LogEntry[]): Promise<void> {
-    this.#writing = true;
+    if (this.#writing)
+      return new Promise<void>((resolve, reject) => {
+        this.#waiting.push({ entries, resolve, reject });
+      });
+    // The common case, nothing in flight: append at once, without queueing (one reaction on
+    // the store's promise when it succeeds).
+    let texts: string[];
     try {
-      await this.#append(entries.map(encodeEntry));
+      texts = entries.map(encodeEntry);
     } catch (error) {
       this.#failure ??= asJournalError(error, this.#sessionId);
-      throw this.#failure;
-    } finally {
-      // Writes that arrived meanwhile go out together; #drain clears #writing when none wait.
-      void this.#drain();
+      return Promise.reject(this.#failure);
     }
+    this.#writing = true;
+    const seq = this.#lastSeq + 1;
+    return this.#tryAppend(seq, texts).then(
+      () => {
+        this.#lastSeq += texts.length;
+        this.#next();
+      },
+      (error: unknown) =>
+        this.#retry(seq, texts, error).then(
+          () => this.#next(),
+          (failure: unknown) => {
+            this.#failure ??= asJournalError(failure, this.#sessionId);
+            this.#next();
+            throw this.#failure;
+          },
+        ),
+    );
+  }
+
+  /** After an append settles: writes that arrived meanwhile go out together. */
+  #next(): void {
+    if (this.#waiting.length > 0) void this.#drain();
+    else this.#writing = false;
   }
 
   /** Writes everything waiting in one append, until nothing waits. */
   async #drain(): Promise<void> {
-    this.#writing = true;
     while (this.#waiting.length > 0) {
       const group = this.#waiting.splice(0);
       try {
@@ -192,26 +212,44 @@ export class SessionJournal implements RunJournal {
     this.#writing = false;
   }
 
+  /** One append at the next seq; a failure other than a conflict is tried twice more. */
   async #append(texts: string[]): Promise<void> {
     const seq = this.#lastSeq + 1;
+    try {
+      await this.#tryAppend(seq, texts);
+      this.#lastSeq += texts.length;
+    } catch (error) {
+      await this.#retry(seq, texts, error);
+    }
+  }
+
+  /** One try; a store that throws instead of rejecting fails the same way. */
+  #tryAppend(seq: number, texts: string[]): Promise<void> {
+    this.appends++;
+    try {
+      return Promise.resolve(this.#store.append(this.#sessionId, seq, texts));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The retries after a failed first try: resolves once one lands (and counts it), or throws. */
+  async #retry(seq: number, texts: string[], first: unknown): Promise<void> {
+    let error = first;
     for (let attempt = 0; ; attempt++) {
+      if (error instanceof SessionConflictError || attempt >= RETRY_DELAYS_MS.length) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
       try {
-        this.appends++;
-        await this.#store.append(this.#sessionId, seq, texts);
+        await this.#tryAppend(seq, texts);
         this.#lastSeq += texts.length;
         return;
-      } catch (error) {
+      } catch (next) {
         // A retried append whose first try did commit (its answer was lost) finds itself there.
-        if (
-          error instanceof SessionConflictError &&
-          attempt > 0 &&
-          (await this.#landed(seq, texts))
-        ) {
+        if (next instanceof SessionConflictError && (await this.#landed(seq, texts))) {
           this.#lastSeq += texts.length;
           return;
         }
-        if (error instanceof SessionConflictError || attempt >= RETRY_DELAYS_MS.length) throw error;
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[attempt]));
+        error = next;
       }
     }
   }

@@ -64,6 +64,20 @@ describe("a store that throws", () => {
     expect(await loadSession(store, "s")).toBeUndefined();
   });
 
+  it("throws instead of rejecting: the same three attempts, then SessionStoreError", async () => {
+    const { store, model, agent } = setup(() => undefined);
+    // Not an async function: the failure is thrown at the call, not returned as a rejection.
+    store.append = (_sessionId, _seq, entries) => {
+      store.attempts.push(entries.map((entry) => String(JSON.parse(entry).type)));
+      throw diskFull();
+    };
+    const result = await agent.run("Charge order 7.", { sessionId: "s" });
+    expect(result.subtype).toBe("error_during_execution");
+    expect(result.error?.name).toBe("SessionStoreError");
+    expect(store.attempts).toEqual([["input"], ["input"], ["input"]]);
+    expect(model.requests).toHaveLength(0);
+  });
+
   it("fails on the reply: no call is prepared (no hook, no handler), no further write", async () => {
     const { store, charge, before, model, agent } = setup(onType("reply"));
     const result = await agent.run("Charge order 7.", { sessionId: "s" });
