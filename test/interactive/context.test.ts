@@ -15,7 +15,7 @@ import {
   tool,
 } from "skein";
 import { scriptedModel } from "skein/testing";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { contentText, expectValidTranscript, toolResultsOf } from "../support/results.ts";
 import { collect, type EventOf, ofType, trace } from "./helpers.ts";
@@ -31,6 +31,26 @@ function resultsOf(messages: Message[]): Map<string, ToolResultBlock> {
   for (const message of messages)
     for (const block of toolResultsOf(message)) byId.set(block.tool_use_id, block);
   return byId;
+}
+
+/** A tool_use not answered, in order, by the next message; or a result that answers nothing. */
+function pairingProblems(messages: Message[]): string[] {
+  const problems: string[] = [];
+  messages.forEach((message, index) => {
+    const uses =
+      message.role === "assistant" && typeof message.content !== "string"
+        ? message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : []))
+        : [];
+    const next = messages[index + 1];
+    const answers = next?.role === "user" ? toolResultsOf(next).map((b) => b.tool_use_id) : [];
+    if (uses.length > 0 && answers.join() !== uses.join())
+      problems.push(`message ${index}: ${uses.join()} answered by ${answers.join() || "nothing"}`);
+    if (message.role === "user" && toolResultsOf(message).length > 0) {
+      const previous = messages[index - 1];
+      if (previous?.role !== "assistant") problems.push(`message ${index}: results after no call`);
+    }
+  });
+  return problems;
 }
 
 const isPlaceholder = (block: ToolResultBlock) =>
@@ -78,53 +98,59 @@ describe("a 300-turn run under a small window", () => {
   const SIZE = 4_000;
   const WINDOW = 40_000;
 
-  // One run, read by every test of this block (it is the slow part).
-  let once: Promise<{ events: AgentEvent[]; result: SDKResultMessage; requests: ModelRequest[] }>;
-  function longRun() {
-    once ??= (async () => {
-      const { agent, model } = pagingAgent({
-        turns: TURNS,
-        size: SIZE,
-        window: WINDOW,
-        errorEvery: 7,
-      });
-      const { events, result } = await collect(agent.stream("Read every page."));
-      return { events, result, requests: model.requests };
-    })();
-    return once;
-  }
+  // One run, read by every test of this block (it is the slow part; a busy machine gets time).
+  let events: AgentEvent[];
+  let result: SDKResultMessage;
+  let requests: ModelRequest[];
+  beforeAll(async () => {
+    const paging = pagingAgent({ turns: TURNS, size: SIZE, window: WINDOW, errorEvery: 7 });
+    ({ events, result } = await collect(paging.agent.stream("Read every page.")));
+    requests = paging.model.requests;
+  }, 120_000);
 
-  it("finishes, with every request under the threshold and every tool_use answered in every request", async () => {
-    const { result, requests } = await longRun();
+  // The checks below gather what is wrong in every request and assert once (300 requests).
+  it("finishes, with every request under the threshold and every tool_use answered in every request", () => {
     expect(result.subtype).toBe("success");
     expect(result.numTurns).toBe(TURNS + 1);
     expect(requests).toHaveLength(TURNS + 1);
-    for (const request of requests) {
-      expect(estimateOf(request)).toBeLessThanOrEqual(0.8 * WINDOW);
-      expectValidTranscript(request.messages);
-    }
+    const problems: string[] = [];
+    requests.forEach((request, index) => {
+      if (estimateOf(request) > 0.8 * WINDOW)
+        problems.push(`request ${index + 1}: over the threshold`);
+      for (const problem of pairingProblems(request.messages))
+        problems.push(`request ${index + 1}: ${problem}`);
+    });
+    expect(problems).toEqual([]);
+    expectValidTranscript(requests.at(-1)!.messages);
     // Without compaction the last request would be far over the window.
     expect((TURNS * SIZE) / 4).toBeGreaterThan(5 * WINDOW);
   });
 
-  it("replaces old results by exactly the placeholder, is_error kept, the newest results never", async () => {
-    const { result, requests } = await longRun();
+  it("replaces old results by exactly the placeholder, is_error kept, the newest results never", () => {
     const full = resultsOf(result.messages);
+    const problems: string[] = [];
     let replacedSomewhere = 0;
-    for (const request of requests) {
+    requests.forEach((request, index) => {
       const newest = [...request.messages].reverse().find((m) => toolResultsOf(m).length > 0);
-      for (const block of toolResultsOf(newest)) expect(isPlaceholder(block)).toBe(false);
+      for (const block of toolResultsOf(newest))
+        if (isPlaceholder(block))
+          problems.push(`request ${index + 1}: newest ${block.tool_use_id} replaced`);
       for (const [id, block] of resultsOf(request.messages)) {
         const original = full.get(id)!;
-        expect(block.is_error).toBe(original.is_error);
+        if (block.is_error !== original.is_error)
+          problems.push(`request ${index + 1}: ${id} is_error changed`);
         if (!isPlaceholder(block)) {
-          expect(block.content).toEqual(original.content);
+          if (block.content !== original.content)
+            problems.push(`request ${index + 1}: ${id} altered`);
           continue;
         }
         replacedSomewhere++;
-        expect(block.content).toBe(placeholder("fetch_page", contentText(original.content).length));
+        const expected = placeholder("fetch_page", contentText(original.content).length);
+        if (block.content !== expected)
+          problems.push(`request ${index + 1}: ${id}: ${String(block.content)}`);
       }
-    }
+    });
+    expect(problems).toEqual([]);
     expect(replacedSomewhere).toBeGreaterThan(TURNS);
     // Some removed results were errors: the flag went with the placeholder.
     expect(
@@ -136,36 +162,38 @@ describe("a 300-turn run under a small window", () => {
     ).toBe(true);
   });
 
-  it("a result replaced once stays replaced; the oldest go first", async () => {
-    const { requests } = await longRun();
+  it("a result replaced once stays replaced; the oldest go first", () => {
     const removed = new Set<string>();
-    for (const request of requests) {
+    const problems: string[] = [];
+    requests.forEach((request, index) => {
       const results = resultsOf(request.messages);
-      for (const id of removed) expect(isPlaceholder(results.get(id)!), id).toBe(true);
+      for (const id of removed)
+        if (!isPlaceholder(results.get(id)!))
+          problems.push(`request ${index + 1}: ${id} came back`);
       const ids = [...results.keys()];
       const replaced = ids.filter((id) => isPlaceholder(results.get(id)!));
       // Oldest first: the replaced ones are a prefix of the results in transcript order.
-      expect(ids.slice(0, replaced.length)).toEqual(replaced);
+      if (ids.slice(0, replaced.length).join() !== replaced.join())
+        problems.push(`request ${index + 1}: not oldest first`);
       for (const id of replaced) removed.add(id);
-    }
+    });
+    expect(problems).toEqual([]);
     expect(removed.size).toBeGreaterThan(TURNS - 20);
   });
 
-  it("result.messages, steps and events keep the full content", async () => {
-    const { events, result } = await longRun();
-    for (const block of resultsOf(result.messages).values())
-      expect(isPlaceholder(block)).toBe(false);
+  it("result.messages, steps and events keep the full content", () => {
+    expect([...resultsOf(result.messages).values()].filter(isPlaceholder)).toEqual([]);
     expect(
       result.steps
         .flatMap((step) => step.toolCalls)
         .map((call) => contentText(call.result.content).length),
     ).toEqual(Array.from({ length: TURNS }, () => SIZE));
-    for (const end of ofType(events, "turn_end"))
-      for (const block of end.toolResults) expect(isPlaceholder(block)).toBe(false);
+    expect(
+      ofType(events, "turn_end").flatMap((end) => end.toolResults.filter(isPlaceholder)),
+    ).toEqual([]);
   });
 
-  it("compaction events list only new removals, and match what each request left out", async () => {
-    const { events, requests } = await longRun();
+  it("compaction events list only new removals, and match what each request left out", () => {
     const compactions = ofType(events, "compaction");
     expect(compactions.length).toBeGreaterThan(1);
     const listed = compactions.flatMap((event) => event.removed.map((entry) => entry.callId));
@@ -192,8 +220,7 @@ describe("a 300-turn run under a small window", () => {
     });
   });
 
-  it("a compaction event comes after turn_start, before the reply", async () => {
-    const { events } = await longRun();
+  it("a compaction event comes after turn_start, before the reply", () => {
     const index = events.findIndex((event) => event.type === "compaction");
     const turn = (events[index] as EventOf<"compaction">).turn;
     const around = trace(events.slice(index - 1, index + 2));
