@@ -40,6 +40,16 @@ export function finish(
   if (fields.pending) message.pending = fields.pending;
   if (fields.state) message.state = fields.state;
   if (fields.error) message.error = fields.error;
+  // The result is decided: from now on steer() and followUp() are refused, so nothing accepted is
+  // lost (a paused state took the queued messages already; a failed run lists them).
+  const queue = run.steering;
+  if (queue) {
+    if (subtype === "error_during_execution") {
+      const left = queue.pending;
+      if (left.length > 0) message.undelivered = left;
+    }
+    queue.end(subtype);
+  }
   return message;
 }
 

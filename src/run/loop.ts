@@ -7,7 +7,7 @@ import {
   type Usage,
 } from "../model/messages.ts";
 import type { Model, ModelRequest } from "../model/model.ts";
-import { type Answer, checkAnswer } from "./answer.ts";
+import { answerOutcome, checkAnswer } from "./answer.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import { claimEarly, claimToolCalls } from "./claim-calls.ts";
@@ -22,7 +22,7 @@ import { FINAL_OUTPUT } from "./output.ts";
 import { fillToolOutputs, pausedState, type RestoredRun, totalUsageOf } from "./state.ts";
 import type { SteeringQueue } from "./steering.ts";
 import { configWithSources, type SourceTools } from "./tool-source.ts";
-import { type RunTrace, startTrace } from "./trace.ts";
+import { type RunTrace, traceRun } from "./trace.ts";
 import { pendingOf } from "./tree.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage, Step, StepToolCall } from "./types.ts";
 
@@ -64,7 +64,7 @@ export type Recovery =
   | { callModel: true };
 
 /** How a turn (or a resumed batch) ended: the loop is a switch on this. */
-type TurnOutcome =
+export type TurnOutcome =
   | { kind: "continue" }
   | { kind: "final"; result: string; structuredResult?: unknown }
   | { kind: "paused"; records: CallRecord[]; blocks: (ToolResultBlock | undefined)[] }
@@ -96,7 +96,6 @@ export async function runLoop(
     result = finish(run, "error_during_execution", { error: describeThrown(error) });
   }
   result = await closeJournal(run, result);
-  endSteering(run, result);
   run.trace?.end({ result });
   return result;
 }
@@ -115,16 +114,7 @@ async function loop(
   run.emit(start);
   if (run.config.sandbox) run.sandbox = await run.config.sandbox();
   const model = resolveModel(run.config);
-  if (run.config.tracer !== undefined && "stream" in model) {
-    run.trace = await startTrace({
-      tracer: run.config.tracer,
-      ...(run.config.id !== undefined ? { agentId: run.config.id } : {}),
-      sessionId: run.sessionId,
-      provider: model.provider,
-      modelId: model.modelId,
-    });
-    run.emit = run.trace.observe(run.emit);
-  }
+  if (run.config.tracer !== undefined && "stream" in model) await traceRun(run, model);
   // Write-ahead (a): the prompt is logged before the first model call of a new run.
   if (!restored && !recovery) await run.journal?.input(run.messages.at(-1)!);
   let outcome: TurnOutcome = { kind: "continue" };
@@ -365,45 +355,15 @@ function stepCalls(records: CallRecord[]): StepToolCall[] {
   }));
 }
 
-/**
- * What an answer means for the run: accepted, another try (the errors go to the model; they were
- * the call's error result already when the answer was a `final_output` call), or, past
- * `outputRetries`, the run fails with the last errors.
- */
-function answerOutcome(run: RunContext, answer: Answer): TurnOutcome {
-  if (answer.ok) return { kind: "final", result: answer.text, structuredResult: answer.value };
-  run.outputAttempts++;
-  if (run.outputAttempts > run.config.output!.retries)
-    return {
-      kind: "failed",
-      error: {
-        name: "OutputValidationError",
-        message: `The model's answer did not match the output schema after ${run.outputAttempts} tries (outputRetries ${run.config.output!.retries}). Last errors: ${answer.errors}`,
-      },
-    };
-  if (answer.tell) run.messages.push({ role: "user", content: answer.errors });
-  return { kind: "continue" };
-}
-
-/** A failed run's undelivered messages are listed on it; later `steer()` calls are refused. */
-function endSteering(run: RunContext, result: SDKResultMessage): void {
-  const queue = run.steering;
-  if (!queue) return;
-  if (result.subtype === "error_during_execution") {
-    const left = queue.pending;
-    if (left.length > 0) result.undelivered = left;
-  }
-  queue.end(result.subtype);
-}
-
 function throwIfAborted(run: RunContext): void {
-  if (run.signal.aborted)
-    throw new AbortError({
-      messages: run.messages,
-      sessionId: run.sessionId,
-      reason: run.signal.reason,
-      numTurns: run.numTurns,
-      usage: { ...run.usage },
-      totalUsage: totalUsageOf(run),
-    });
+  if (!run.signal.aborted) return;
+  run.steering?.end("aborted");
+  throw new AbortError({
+    messages: run.messages,
+    sessionId: run.sessionId,
+    reason: run.signal.reason,
+    numTurns: run.numTurns,
+    usage: { ...run.usage },
+    totalUsage: totalUsageOf(run),
+  });
 }

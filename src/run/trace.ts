@@ -3,6 +3,7 @@
 // a `tracer`: with none, nothing is created or loaded.
 
 import type { Usage } from "../model/messages.ts";
+import type { RunContext } from "./loop.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage } from "./types.ts";
 
 /** One run's trace. */
@@ -29,4 +30,19 @@ export interface TraceStart {
 export async function startTrace(start: TraceStart): Promise<RunTrace> {
   const { otelTrace } = await import("../tracing/otel.ts");
   return otelTrace(start);
+}
+
+/** Starts the run's trace and routes its events through it (tool spans come from tool events). */
+export async function traceRun(
+  run: RunContext,
+  model: { provider: string; modelId: string },
+): Promise<void> {
+  run.trace = await startTrace({
+    tracer: run.config.tracer,
+    ...(run.config.id !== undefined ? { agentId: run.config.id } : {}),
+    sessionId: run.sessionId,
+    provider: model.provider,
+    modelId: model.modelId,
+  });
+  run.emit = run.trace.observe(run.emit);
 }
