@@ -28,6 +28,7 @@ import {
 } from "./options.ts";
 import { createPermissionGate, type PermissionGate } from "./permissions/gate.ts";
 import { checkHardenedPreset, checkHardenedServers } from "./permissions/preset.ts";
+import { wildcard } from "./permissions/rules.ts";
 import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
 import { runLoop } from "./run/loop.ts";
@@ -187,7 +188,7 @@ function handleFor(
       const named = [...carried.deny, ...carried.ask].map((rule) => rule.replace(/\(.*$/s, ""));
       const wider: Choice = { ...choice, alsoKnown: [...(choice.alsoKnown ?? []), ...named] };
       const [n, c] = assemble(narrowedOptions, wider);
-      return handleFor(narrowedOptions, wider, n, c);
+      return handleFor(narrowedOptions, wider, withAllowed(n, carried.allowed), c);
     },
   };
   return handle;
@@ -432,6 +433,27 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
     runNext: async (mailbox, options) => {
       if (!handle) throw new ConfigurationError("runNext: this agent cannot receive handoffs.");
       return runNext(handle, mailbox, options);
+    },
+  };
+}
+
+/**
+ * The sender chain's `allowedTools` on top of the target's own: a tool stays visible only if every
+ * list lets the model see a tool of that name.
+ */
+function withAllowed(config: EngineConfig, lists: string[][] | undefined): EngineConfig {
+  if (!lists || lists.length === 0) return config;
+  const matchers = lists.map((list) => list.map((entry) => wildcard(entry.replace(/\(.*$/s, ""))));
+  const passes = (name: string) => matchers.every((list) => list.some((matches) => matches(name)));
+  const visible = new Set([...config.visible].filter(passes));
+  return {
+    ...config,
+    visible,
+    admits: (name, tool) => passes(name) && config.admits(name, tool),
+    toolSpecs: config.toolSpecs.filter((spec) => visible.has(spec.name)),
+    restrictions: {
+      ...config.restrictions,
+      allowed: [...(config.restrictions.allowed ?? []), ...lists],
     },
   };
 }

@@ -6,7 +6,12 @@ import type { Workspace } from "../builtin/environment.ts";
 import { describeThrown } from "../errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../model/messages.ts";
 import type { CallRecord } from "../run/call.ts";
-import type { EngineConfig, PermissionDecision, PermissionLayer } from "../run/config.ts";
+import type {
+  EngineConfig,
+  PermissionDecision,
+  PermissionLayer,
+  Restrictions,
+} from "../run/config.ts";
 import type { AgentOutcome, ChildResume, ParentRun, RunLink } from "../run/link.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
@@ -187,6 +192,7 @@ function childSetup(
       deny: [...own.restrictions.deny, ...above.restrictions.deny],
       ask: [...own.restrictions.ask, ...above.restrictions.ask],
       hidden: [...own.restrictions.hidden, ...above.restrictions.hidden],
+      ...allowedOf(own.restrictions, above.restrictions),
     },
     maxTurns,
     permissions: combined(own.permissions, above.permissions, handle.workspace),
@@ -253,4 +259,10 @@ function stricter(a: PermissionDecision, b: PermissionDecision): PermissionDecis
   if (b.behavior === "deny") return b;
   if (a.behavior === "ask") return a;
   return b;
+}
+
+/** The `allowedTools` lists of both chains, when either has any. */
+export function allowedOf(a: Restrictions, b: Restrictions): { allowed?: string[][] } {
+  const lists = [...(a.allowed ?? []), ...(b.allowed ?? [])];
+  return lists.length > 0 ? { allowed: lists } : {};
 }

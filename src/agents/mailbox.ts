@@ -16,8 +16,10 @@ export interface MailboxMessage {
   from?: { sessionId: string; callId: string };
   postedAt: number;
   /**
-   * The sender chain's deny and ask rules and hidden tools: `runNext` adds them to the
-   * recipient's own, so a handoff never gives the recipient more than the sender had.
+   * The sender chain's deny and ask rules, hidden tools and `allowedTools` lists: `runNext` adds
+   * them to the recipient's own, so a handoff never gives the recipient more than the sender had.
+   * A handoff always posts them; a mailbox must store and return them as posted (`runNext`
+   * refuses a handed-off message without them).
    */
   restrictions?: Restrictions;
 }

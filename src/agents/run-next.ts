@@ -2,6 +2,7 @@
 
 import { ConfigurationError } from "../errors.ts";
 import { assertKnownOptions, describeValue } from "../options.ts";
+import type { Restrictions } from "../run/config.ts";
 import type { SDKResultMessage } from "../run/types.ts";
 import { isMailbox, type Mailbox, type MailboxMessage } from "./mailbox.ts";
 import type { AgentHandle } from "./registry.ts";
@@ -38,9 +39,37 @@ export async function runNext(
   const task = await mailbox.claim(to);
   if (!task) return undefined;
   const carried = task.restrictions;
-  const narrowing = carried && carried.deny.length + carried.ask.length + carried.hidden.length > 0;
+  // A handoff always carries its sender's restrictions (empty lists when there are none): a
+  // mailbox that lost them would widen what the task may do, so the task is refused (it stays
+  // claimed, unacked).
+  if (task.from !== undefined && !isRestrictions(carried))
+    throw new ConfigurationError(
+      `runNext(mailbox): message ${task.id} was handed off without the restrictions its sender posted (its "restrictions" field is missing or malformed); a Mailbox must store each message's restrictions as posted. The task was not run.`,
+    );
+  const narrowing =
+    carried !== undefined &&
+    carried.deny.length +
+      carried.ask.length +
+      carried.hidden.length +
+      (carried.allowed?.length ?? 0) >
+      0;
   const target = narrowing ? handle.narrowed(carried) : handle;
   const result = await target.run(task.prompt, options?.signal ? { signal: options.signal } : {});
   await mailbox.ack(task.id);
   return { ...result, task };
+}
+
+function isRestrictions(value: unknown): value is Restrictions {
+  const candidate = value as Partial<Restrictions> | null;
+  const strings = (list: unknown) =>
+    Array.isArray(list) && list.every((entry) => typeof entry === "string");
+  return (
+    typeof candidate === "object" &&
+    candidate !== null &&
+    strings(candidate.deny) &&
+    strings(candidate.ask) &&
+    strings(candidate.hidden) &&
+    (candidate.allowed === undefined ||
+      (Array.isArray(candidate.allowed) && candidate.allowed.every(strings)))
+  );
 }

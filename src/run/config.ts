@@ -83,6 +83,11 @@ export interface Restrictions {
   deny: string[];
   ask: string[];
   hidden: string[];
+  /**
+   * The `allowedTools` lists of the chain, one per agent that has one: a tool stays visible only
+   * if it matches an entry of every list.
+   */
+  allowed?: string[][];
 }
 
 /** What the caller of `resolveConfig` plugs in besides the options (agent.ts gives all of it). */
@@ -405,6 +410,7 @@ function restrictionsOf(options: AgentOptions): Restrictions {
     ],
     ask: [...((options.permissions?.ask ?? []) as string[])],
     hidden: disallowed.filter((entry) => !entry.includes("(")),
+    ...(options.allowedTools ? { allowed: [[...(options.allowedTools as string[])]] } : {}),
   };
 }
 
