@@ -295,6 +295,14 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/adapters.ts": () => {
+    it("is run by test/examples-adapters.test.ts", () => {
+      expect(readRepoFile("test/examples-adapters.test.ts")).toContain(
+        'from "../examples/adapters.ts"',
+      );
+    });
+  },
+
   "examples/interactive-steering.ts": () => {
     it("is run by test/examples-interactive.test.ts", () => {
       expect(readRepoFile("test/examples-interactive.test.ts")).toContain(
@@ -308,6 +316,15 @@ const RUNS: Record<string, () => void> = {
       expect(readRepoFile("test/examples-interactive.test.ts")).toContain(
         'from "../examples/interactive-output.ts"',
       );
+    });
+  },
+
+  "examples/readme/tracing.ts": () => {
+    it("records a chat span inside the run's invoke_agent span", async () => {
+      expect(await logged(() => import("../examples/readme/tracing.ts"))).toEqual([
+        "chat scripted",
+        "invoke_agent helper",
+      ]);
     });
   },
 
