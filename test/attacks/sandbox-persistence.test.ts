@@ -242,9 +242,13 @@ await agent.run("go");
         throw new Error(`${(error as Error).message}; host stderr: ${stderr}`);
       });
       // Both commands run now: the background loop and the foreground sleep.
-      await waitFor(() => (pidsWithCmdline(`sleep 600 # ${needle}`).length > 0 ? true : undefined));
+      // Liveness limits of tens of seconds: a loaded machine starts the sandbox slowly.
+      await waitFor(
+        () => (pidsWithCmdline(`sleep 600 # ${needle}`).length > 0 ? true : undefined),
+        30_000,
+      );
       child.kill("SIGKILL");
-      await waitFor(() => (pidsWithCmdline(needle).length === 0 ? true : undefined), 10_000);
+      await waitFor(() => (pidsWithCmdline(needle).length === 0 ? true : undefined), 20_000);
     } finally {
       child.kill("SIGKILL");
     }
