@@ -1,0 +1,49 @@
+// Reading other SDKs' objects by shape: neither SDK is imported, not even for its types.
+
+import { describeValue } from "../options.ts";
+
+/** A plain object (not null, not an array): what a tool of either SDK is. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A function tool made by `@openai/agents`' `tool()`: `type: "function"` and its own `invoke`. */
+export function looksLikeOpenAIAgentsTool(value: unknown): boolean {
+  return isObject(value) && value.type === "function" && typeof value.invoke === "function";
+}
+
+/** What a value is, for a message: "an array", "a function", "\"x\"", or "a Map" where it has a class. */
+export function describeArgument(value: unknown): string {
+  if (value instanceof Map) return "a Map";
+  if (value instanceof Set) return "a Set";
+  if (typeof value === "function") return "a function";
+  return describeValue(value);
+}
+
+/**
+ * ai's preliminary results (an `execute` that returns an async iterable): each yield is progress
+ * and the last one is the result. Each yield goes out as progress at once (as ai streams it);
+ * the engine turns this generator's yields into `tool_update` events and its return into the
+ * result. A value that arrives after the call's signal was aborted is dropped, and the tool's
+ * iterable is closed (as it is when the engine closes this generator).
+ */
+export async function* lastYieldIsResult(
+  iterable: AsyncIterable<unknown>,
+  signal: AbortSignal,
+): AsyncGenerator<unknown, unknown, undefined> {
+  let last: unknown;
+  for await (const value of iterable) {
+    signal.throwIfAborted();
+    last = value;
+    yield value;
+  }
+  return last;
+}
+
+export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return (
+    value !== null &&
+    (typeof value === "object" || typeof value === "function") &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
+  );
+}
