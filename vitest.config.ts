@@ -27,6 +27,8 @@ export default defineConfig({
       { find: /^skein\/testing$/, replacement: src("testing/index.ts") },
       { find: /^skein\/sqlite$/, replacement: src("sessions/sqlite.ts") },
       { find: /^skein\/postgres$/, replacement: src("sessions/postgres.ts") },
+      { find: /^skein\/mcp$/, replacement: src("mcp/index.ts") },
+      { find: /^skein\/adapters$/, replacement: src("adapters/index.ts") },
       { find: /^skein$/, replacement: src("index.ts") },
     ],
   },
