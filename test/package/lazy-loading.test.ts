@@ -29,6 +29,9 @@ const LAZY_PACKAGES = [
   "zod-to-json-schema",
   // Loaded only when an agent has a tracer.
   "@opentelemetry/api",
+  // Only skein/mcp imports the MCP SDK.
+  "@modelcontextprotocol/client",
+  "@modelcontextprotocol/server",
   // The command line's own.
   "commander",
   "picocolors",
