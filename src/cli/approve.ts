@@ -37,6 +37,40 @@ export async function askApprovals(
   pending: readonly PendingToolCall[],
   context: ApprovalContext,
 ): Promise<ApprovalOutcome> {
+  const { colors } = context.terminal;
+  const asked = pending.filter((call) => call.reason === "approval");
+  const outcome = await askYesNo(
+    asked.map((call) => ({
+      shown: `${colors.yellow("approval")} ${colors.bold(printable(call.name))} ${printable(call.input)}\n${colors.dim(`  (${printable(call.approvalReason ?? "asks by default")})`)}\n`,
+      question: "  allow? [y/N] ",
+    })),
+    context,
+  );
+  if (outcome.kind !== "answered") return outcome;
+  const decisions: ApprovalDecisions = {};
+  asked.forEach((call, index) => {
+    decisions[call.id] = outcome.answers[index]
+      ? true
+      : { behavior: "deny", message: "The user declined this call." };
+  });
+  return { kind: "answered", decisions };
+}
+
+/** How a round of yes/no questions went. */
+export type AskOutcome =
+  | { kind: "answered"; answers: boolean[] }
+  | { kind: "unasked"; why?: string }
+  | { kind: "interrupted" };
+
+/**
+ * Asks each question on the terminal (stdin, or /dev/tty when stdin is a pipe), "y" or "yes"
+ * meaning yes and anything else no; off an interactive terminal nothing is asked. Ctrl-C
+ * interrupts; input that ends first leaves every question unanswered.
+ */
+export async function askYesNo(
+  questions: readonly { shown: string; question: string }[],
+  context: ApprovalContext,
+): Promise<AskOutcome> {
   if (!context.terminal.interactive) return { kind: "unasked" };
   if (context.signal.aborted) return { kind: "interrupted" };
   let input = context.input ?? process.stdin;
@@ -47,35 +81,29 @@ export async function askApprovals(
     opened = tty;
     input = tty.input;
   }
-  const { colors } = context.terminal;
   // On a terminal (stderr is one) readline reads in raw mode: Ctrl-C arrives as a keypress,
   // which it reports as "SIGINT" below, not as a signal.
-  const questions = createInterface({
+  const reader = createInterface({
     input,
     output: context.terminal.stderr as NodeJS.WritableStream,
   });
   let asking = true;
   const ended = new Promise<never>((_, reject) =>
-    questions.once("close", () => {
+    reader.once("close", () => {
       if (asking) reject(new InputEnded());
     }),
   );
   ended.catch(() => {}); // raced below; unobserved when every question is answered
-  questions.on("SIGINT", context.onInterrupt);
-  const decisions: ApprovalDecisions = {};
+  reader.on("SIGINT", context.onInterrupt);
+  const answers: boolean[] = [];
   try {
-    for (const call of pending) {
-      if (call.reason !== "approval") continue;
-      context.terminal.stderr.write(
-        `${colors.yellow("approval")} ${colors.bold(printable(call.name))} ${printable(call.input)}\n${colors.dim(`  (${printable(call.approvalReason ?? "asks by default")})`)}\n`,
-      );
+    for (const { shown, question } of questions) {
+      context.terminal.stderr.write(shown);
       const answer = await Promise.race([
-        questions.question("  allow? [y/N] ", { signal: context.signal }),
+        reader.question(question, { signal: context.signal }),
         ended,
       ]);
-      decisions[call.id] = /^y(es)?$/i.test(answer.trim())
-        ? true
-        : { behavior: "deny", message: "The user declined this call." };
+      answers.push(/^y(es)?$/i.test(answer.trim()));
     }
   } catch (error) {
     if (context.signal.aborted) return { kind: "interrupted" };
@@ -89,10 +117,10 @@ export async function askApprovals(
     };
   } finally {
     asking = false;
-    questions.close();
+    reader.close();
     opened?.close();
   }
-  return { kind: "answered", decisions };
+  return { kind: "answered", answers };
 }
 
 /**

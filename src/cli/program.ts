@@ -1,16 +1,18 @@
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { createAgent, SkeinError } from "../index.ts";
+import type { McpServer } from "../mcp/index.ts";
 import { runDemo } from "./demo.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
+import { askForMcpCalls, chooseMcpServers, readMcpConfig } from "./mcp.ts";
 import {
   PROVIDER_NAMES,
   type ProviderFlags,
   type ProviderName,
   resolveProvider,
 } from "./provider.ts";
-import { createRenderer } from "./render.ts";
+import { createRenderer, type Renderer } from "./render.ts";
 import { runAgent } from "./run-agent.ts";
 import {
   type CliStore,
@@ -28,6 +30,7 @@ interface RunFlags extends ProviderFlags {
   deny?: string[];
   continue?: boolean;
   resume?: string;
+  mcpServer?: string[];
 }
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -43,11 +46,17 @@ Examples:
   skein --provider openai --base-url http://localhost:11434/v1 --model qwen3 "hello"
   skein --json "hello" | jq -c 'select(.type == "result")'
   skein --continue "and now the tests"
+  skein --mcp-server fs --allow "mcp__fs__read_*" "summarise the notes"
   skein sessions
   skein demo
 
 Every run is logged in .skein/sessions.db of the working directory (when the better-sqlite3
-package is installed); the session id is printed at the end.`;
+package is installed); the session id is printed at the end.
+
+MCP servers: a .mcp.json in the working directory ({ "mcpServers": { "name": { "command",
+"args", "env" } | { "url", "headers" } } }) names servers to start. Each starts only when you
+approve it on the terminal, or name it with --mcp-server; off a terminal the others do not
+start. Their tools are mcp__<server>__<tool>, and each call asks unless an --allow rule covers it.`;
 
 /**
  * Parses `argv` (without `node` and the script) and runs the command. Resolves with the exit
@@ -92,6 +101,11 @@ export async function runCli(
       "continue the most recent session (resuming its unfinished run first)",
     )
     .option("-r, --resume <id>", "continue the session <id> (resuming its unfinished run first)")
+    .option(
+      "--mcp-server <name>",
+      "start this MCP server of .mcp.json without asking (repeatable)",
+      collect,
+    )
     .addHelpText("after", ENVIRONMENT)
     .enablePositionalOptions()
     .exitOverride()
@@ -165,30 +179,70 @@ async function runPrompt(
         terminal.colors.dim(`skein · ${provider.name} ${provider.modelId} at ${provider.baseURL}`),
       );
     }
+    const mcp = await mcpServersFor(flags, terminal, renderer);
+    if (mcp === "interrupted") {
+      printError(terminal, "interrupted.");
+      return 130;
+    }
     const agent = createAgent({
       model: provider.model,
       systemPrompt: `You are skein, an agent run from the command line in the directory ${process.cwd()}. Answer concisely.`,
       ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
       permissions: { allow: flags.allow ?? [], deny: flags.deny ?? [] },
       ...(cli ? { sessionStore: cli.store } : {}),
+      ...(mcp
+        ? {
+            mcpServers: mcp,
+            hooks: { beforeToolCall: askForMcpCalls(flags.allow ?? []) },
+          }
+        : {}),
     });
-    return await runAgent({
-      agent,
-      ...(prompt !== undefined ? { prompt } : {}),
-      ...(session ? { session: { ...session, path: cli!.path } } : {}),
-      logged: cli !== undefined,
-      json: flags.json === true,
-      renderer,
-      terminal,
-      failure: {
-        provider: provider.name,
-        modelId: provider.modelId,
-        ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
-      },
-    });
+    try {
+      return await runAgent({
+        agent,
+        ...(prompt !== undefined ? { prompt } : {}),
+        ...(session ? { session: { ...session, path: cli!.path } } : {}),
+        logged: cli !== undefined,
+        json: flags.json === true,
+        renderer,
+        terminal,
+        failure: {
+          provider: provider.name,
+          modelId: provider.modelId,
+          ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
+        },
+      });
+    } finally {
+      // The MCP servers' processes end with the command.
+      if (mcp) await agent.close();
+    }
   } finally {
     await cli?.store.close();
   }
+}
+
+/**
+ * The MCP servers of the workspace's .mcp.json this run may start (named with --mcp-server, or
+ * approved on the terminal), after saying which do not start; undefined when there are none.
+ */
+async function mcpServersFor(
+  flags: RunFlags,
+  terminal: Terminal,
+  renderer: Renderer,
+): Promise<Record<string, McpServer> | undefined | "interrupted"> {
+  const config = await readMcpConfig(process.cwd());
+  const named = flags.mcpServer ?? [];
+  if (!config && named.length === 0) return undefined;
+  const controller = new AbortController();
+  const choice = await chooseMcpServers(config, named, {
+    terminal,
+    signal: controller.signal,
+    onInterrupt: () => controller.abort(),
+  });
+  if (choice.interrupted) return "interrupted";
+  // Said even with --json (on stderr): which servers of the workspace's file did not start.
+  for (const notice of choice.notices) renderer.notice(terminal.colors.yellow(`skein · ${notice}`));
+  return Object.keys(choice.servers).length > 0 ? choice.servers : undefined;
 }
 
 /** The workspace's store for a plain run; without the driver, the run goes on unlogged. */

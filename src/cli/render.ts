@@ -143,6 +143,13 @@ class TextRenderer implements Renderer {
           ),
         );
         break;
+      case "mcp_server_error":
+        this.#line(
+          colors.yellow(
+            `MCP server ${event.server} is unavailable this run: ${oneLine(event.error.message)}`,
+          ),
+        );
+        break;
       case "result":
         // The usage line comes once, at the end of the command's run (`usage`), not per stretch.
         this.#waiting = undefined;
