@@ -10,11 +10,15 @@
  *
  * (7), agents.ts: an agent tool call against the same child run by hand in a plain tool.
  *
- * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents` or `-- w3` runs one part only.
+ * (8), mcp.ts: an MCP tool call (a server over stdio) against the same tool called directly.
+ *
+ * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents`, `-- mcp` or `-- w3` runs one
+ * part only.
  */
 import { agentsBench } from "./agents.ts";
 import { engineBench } from "./engine.ts";
 import { httpBench } from "./http.ts";
+import { mcpBench } from "./mcp.ts";
 import { sessionsBench } from "./sessions.ts";
 import { dist, table } from "./support.ts";
 import { w3Bench } from "./w3.ts";
@@ -48,6 +52,12 @@ if (only === undefined || only === "agents") {
   console.log("\nAgents as tools: agentTool against the same child run by hand in a plain tool.\n");
   console.log(table(agents.rows));
   console.log(`\n${agents.notes}`);
+}
+if (only === undefined || only === "mcp") {
+  const mcp = await mcpBench();
+  console.log("\nMCP: a tool served over stdio against the same tool called directly.\n");
+  console.log(table(mcp.rows));
+  console.log(`\n${mcp.notes}`);
 }
 if (only === undefined || only === "w3") {
   const w3 = await w3Bench();

@@ -303,6 +303,14 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/mcp-filesystem.ts": () => {
+    it("is run by test/examples-mcp.test.ts", () => {
+      expect(readRepoFile("test/examples-mcp.test.ts")).toContain(
+        'from "../examples/mcp-filesystem.ts"',
+      );
+    });
+  },
+
   "examples/interactive-steering.ts": () => {
     it("is run by test/examples-interactive.test.ts", () => {
       expect(readRepoFile("test/examples-interactive.test.ts")).toContain(

@@ -2,7 +2,7 @@
 // (tools/list, every page), and whether it is still usable.
 
 import type { Client, Tool } from "@modelcontextprotocol/client";
-import { SkeinError } from "../errors.ts";
+import { McpServerError } from "./errors.ts";
 import type { McpServerSpec } from "./options.ts";
 import { loadClientSdk, skeinVersion } from "./sdk.ts";
 
@@ -27,11 +27,6 @@ export interface McpProgress {
   progress: number;
   total?: number;
   message?: string;
-}
-
-/** Why a connection attempt or a list failed, named for the app. */
-export class McpServerError extends SkeinError {
-  override name = "McpServerError";
 }
 
 /**

@@ -2,7 +2,7 @@
 // (serveMcp). The only entry that imports the MCP SDK (its split v2 packages, optional peers),
 // and only when a server is first connected or served.
 
-export { McpServerError } from "./connection.ts";
+export { McpServerError } from "./errors.ts";
 export type {
   McpCommonOptions,
   McpHttpServerOptions,

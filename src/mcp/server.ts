@@ -5,8 +5,9 @@
 import { ConfigurationError } from "../errors.ts";
 import { TOOL_SOURCE, type ToolSource } from "../run/tool-source.ts";
 import type { ToolContext, ToolDefinition, ToolResult, ToolSecurity } from "../tools/types.ts";
-import { type Connection, McpServerError, type McpTool, openConnection } from "./connection.ts";
+import { type Connection, type McpTool, openConnection } from "./connection.ts";
 import { toolResultFromMcp } from "./content.ts";
+import { McpServerError } from "./errors.ts";
 import { checkMcpServerOptions, type McpServerOptions, type McpServerSpec } from "./options.ts";
 import { buildMcpTools } from "./tools.ts";
 
