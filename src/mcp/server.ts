@@ -135,7 +135,9 @@ export class McpServer implements ToolSource {
       // The connection broke (the process exited, the HTTP session failed): the next call starts afresh.
       if (this.#connection === connection) void connection.close();
       throw new McpServerError(
-        `MCP server "${label}" stopped answering during the call (${message}). Its tools stay available: the next call restarts it.`,
+        this.#spec.type === "stdio"
+          ? `MCP server "${label}" stopped answering during the call (${message}). Its tools stay available: the next call starts it again.`
+          : `MCP server "${label}": its HTTP session failed during the call (${message}). Its tools stay available: the next call connects again.`,
         { cause: error },
       );
     } finally {

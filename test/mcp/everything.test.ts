@@ -136,8 +136,8 @@ describe("the everything server over streamable HTTP", () => {
     child = undefined;
   });
 
-  async function startHttp(): Promise<{ url: string; output: () => string }> {
-    const port = await freePort();
+  async function startHttp(port?: number): Promise<{ url: string; output: () => string }> {
+    port ??= await freePort();
     let output = "";
     child = spawn(process.execPath, [EVERYTHING, "streamableHttp"], {
       env: { ...process.env, PORT: String(port) },
@@ -164,6 +164,41 @@ describe("the everything server over streamable HTTP", () => {
     await waitFor(() =>
       /Received session termination request/.test(http.output()) ? true : undefined,
     );
+  });
+
+  it("a session that fails during a call is an error result; the next call connects again", async () => {
+    const first = await startHttp();
+    const port = Number(new URL(first.url).port);
+    const model = scriptedModel([
+      { toolCalls: [{ id: "before", name: "mcp__ev__echo", input: { message: "one" } }] },
+      { toolCalls: [{ id: "lost", name: "mcp__ev__echo", input: { message: "two" } }] },
+      { toolCalls: [{ id: "after", name: "mcp__ev__echo", input: { message: "three" } }] },
+      { text: "done" },
+    ]);
+    const agent = createBareAgent({
+      model,
+      mcpServers: { ev: server({ url: first.url }) },
+      hooks: {
+        // The server restarts between the first and second calls: the session it knew is gone.
+        afterToolCall: async ({ callId }) => {
+          if (callId !== "before") return;
+          const old = child!;
+          const gone = new Promise((resolve) => old.once("close", resolve));
+          old.kill("SIGKILL");
+          await gone;
+          await startHttp(port);
+        },
+      },
+    });
+    const result = await agent.run("go");
+    expect(result.subtype).toBe("success");
+    expect(contentText(resultFor(result.messages, "before").content)).toBe("Echo: one");
+    const lost = resultFor(result.messages, "lost");
+    expect(lost.is_error).toBe(true);
+    expect(contentText(lost.content)).toMatch(
+      /^Tool "mcp__ev__echo" failed: MCP server "ev": its HTTP session failed during the call \(.+\)\. Its tools stay available: the next call connects again\.$/,
+    );
+    expect(contentText(resultFor(result.messages, "after").content)).toBe("Echo: three");
   });
 });
 

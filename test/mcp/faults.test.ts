@@ -41,7 +41,7 @@ describe("a server that dies", () => {
       const block = resultFor(result.messages, id);
       expect(block.is_error).toBe(true);
       expect(contentText(block.content)).toMatch(
-        /^Tool "mcp__fx__(wait|crash)" failed: MCP server "fx" stopped answering during the call \(.+\)\. Its tools stay available: the next call restarts it\.$/,
+        /^Tool "mcp__fx__(wait|crash)" failed: MCP server "fx" stopped answering during the call \(.+\)\. Its tools stay available: the next call starts it again\.$/,
       );
     }
     const starts = readLog(log).filter((entry) => entry.event === "start");
