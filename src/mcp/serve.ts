@@ -1,20 +1,14 @@
 // serveMcp(): skein tools served over MCP. A call goes through the engine's own pieces (input
-// checked by validateInto, the handler run by executeCall with its timeout, progress and
+// checked by prepareCall, the handler run by executeCall with its timeout, progress and
 // signal), so an MCP client reads the same texts an agent's model would. No permission gate
 // applies: the MCP host decides what runs.
 
 import { ConfigurationError } from "../errors.ts";
 import { assertKnownOptions, describeValue } from "../options.ts";
-import {
-  type CallEnvironment,
-  describeKind,
-  errorResult,
-  isPlainObject,
-  newCallRecord,
-} from "../run/call.ts";
-import type { EngineConfig } from "../run/config.ts";
+import { type CallEnvironment, errorResult, newCallRecord } from "../run/call.ts";
+import { type EngineConfig, resolveConfig } from "../run/config.ts";
 import { executeCall } from "../run/execute-call.ts";
-import { validateInto } from "../run/prepare-call.ts";
+import { prepareCall } from "../run/prepare-call.ts";
 import { isToolDefinition, runtimeOf } from "../tools/definition.ts";
 import type { ToolDefinition, ToolResult } from "../tools/types.ts";
 import { mcpContentFromResult } from "./content.ts";
@@ -50,6 +44,7 @@ const KEYS: ReadonlySet<string> = new Set(["tools", "name", "version", "transpor
 /** Serves skein tools over MCP (stdio by default) until `close()`. */
 export async function serveMcp(options: ServeMcpOptions): Promise<ServedMcp> {
   const tools = checkServeOptions(options);
+  const config = servedConfig(tools);
   const { sdk, stdio } = await loadServerSdk();
   const server = new sdk.Server(
     { name: options.name ?? "skein", version: options.version ?? skeinVersion() },
@@ -65,7 +60,7 @@ export async function serveMcp(options: ServeMcpOptions): Promise<ServedMcp> {
   server.setRequestHandler("tools/call", async (request, ctx) => {
     const token = ctx.mcpReq._meta?.progressToken;
     let progress = 0;
-    const result = await callTool(tools, request.params.name, request.params.arguments, {
+    const result = await callTool(config, request.params.name, request.params.arguments, {
       id: String(ctx.mcpReq.id),
       signal: ctx.mcpReq.signal,
       progress: (update) => {
@@ -143,47 +138,35 @@ function checkServeOptions(options: ServeMcpOptions): Map<string, ToolDefinition
 }
 
 /**
- * One tools/call, as the engine runs a call: the same checks, the same handler context and the
- * same texts for every failure. Never rejects.
+ * What the engine needs to run the served tools' calls outside any run: a configuration of those
+ * tools alone (no hooks, no permission gate: the MCP host decides what runs; no model: none is
+ * ever asked).
+ */
+function servedConfig(tools: Map<string, ToolDefinition>): EngineConfig {
+  return resolveConfig(
+    { tools: [...tools.values()], context: false },
+    {
+      modelFactory: () => {
+        throw new Error("serveMcp runs tools only; it never calls a model.");
+      },
+    },
+    OWNER,
+  );
+}
+
+/**
+ * One tools/call, as the engine runs a call: prepareCall (unknown tool, input shape,
+ * prepareArguments, validation and coercion) and executeCall (timeout, progress, signal), so an
+ * MCP client reads the very texts an agent's model would. Never rejects.
  */
 async function callTool(
-  tools: Map<string, ToolDefinition>,
+  config: EngineConfig,
   name: string,
   input: unknown,
   call: { id: string; signal: AbortSignal; progress(update: unknown): void },
 ): Promise<ToolResult> {
-  const tool = tools.get(name);
-  if (!tool)
-    return errorResult(
-      `Tool "${name}" does not exist. Available tools: ${[...tools.keys()].join(", ") || "none"}.`,
-      "not_found",
-    );
-  const raw = input ?? {};
-  const record = newCallRecord(call.id, name, raw);
-  const runtime = runtimeOf(tool);
-  record.tool = tool;
-  record.runtime = runtime;
-  if (!isPlainObject(raw))
-    return errorResult(
-      `Invalid input for tool "${name}": the input must be a JSON object, received ${describeKind(raw)}. Call the tool again with an object of its parameters.`,
-      "invalid_input",
-    );
-  let prepared: unknown = raw;
-  if (runtime.prepareArguments) {
-    try {
-      prepared = runtime.prepareArguments({ ...raw });
-    } catch (error) {
-      return errorResult(
-        `Tool "${name}" could not prepare its arguments: ${error instanceof Error ? error.message : String(error)}`,
-        "invalid_input",
-      );
-    }
-  }
-  if (!(await validateInto(record, runtime, prepared))) return record.result!;
   const env: CallEnvironment = {
-    // executeCall reads only the approval handler and the background registry from the
-    // configuration when a call is not an agent tool's: a served tool has neither.
-    config: {} as EngineConfig,
+    config,
     sessionId: `mcp-${call.id}`,
     signal: call.signal,
     emit: (event) => {
@@ -191,7 +174,9 @@ async function callTool(
     },
     runData: new Map(),
   };
-  await executeCall(record, env);
+  const record = newCallRecord(call.id, name, input ?? {});
+  await prepareCall(record, env);
+  if (!record.result) await executeCall(record, env);
   if (record.result) return record.result;
   return errorResult(
     `Tool "${name}" did not answer: it waits for an app's output, which an MCP client cannot give.`,
