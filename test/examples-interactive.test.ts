@@ -33,7 +33,7 @@ describe("examples/interactive-*.ts", () => {
   it("a 41-call run inside an 8,000-token window keeps its whole transcript", async () => {
     expect(await linesOf(contextMain)).toEqual([
       "success: No errors in 40 days of logs.",
-      "82 messages kept in the result, 34 old results left out of requests",
+      "82 messages kept in the result, 37 old results left out of requests",
       "the hook saw 41 model calls; the largest request held under 32,000 characters",
     ]);
   });

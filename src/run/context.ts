@@ -40,21 +40,53 @@ function transcriptChars(memory: ContextMemory, transcript: Message[]): number {
   const counted = memory.transcript;
   if (counted.counted > transcript.length) return sumChars(transcript);
   for (let index = counted.counted; index < transcript.length; index++)
-    counted.chars += charsOf(transcript[index]!);
+    counted.chars += jsonLength(transcript[index], 0);
   counted.counted = transcript.length;
   return counted.chars;
 }
 
 const sizes = new WeakMap<object, number>();
 
-/** The JSON length of a value, once per object (messages are never mutated). */
+/**
+ * About the JSON length of a value, once per object (messages are never mutated): the lengths of
+ * its strings and keys plus a few characters of punctuation each, counted without building the
+ * text (what the estimate needs, at a fraction of `JSON.stringify`'s cost on every turn).
+ */
 function charsOf(value: object): number {
   let size = sizes.get(value);
   if (size === undefined) {
-    size = JSON.stringify(value)?.length ?? 0;
+    size = jsonLength(value, 0);
     sizes.set(value, size);
   }
   return size;
+}
+
+function jsonLength(value: unknown, depth: number): number {
+  switch (typeof value) {
+    case "string":
+      return value.length + 2;
+    case "number":
+    case "boolean":
+      return String(value).length;
+    case "object": {
+      if (value === null) return 4;
+      // Deep values are rare in requests; past this depth, the exact length.
+      if (depth > 32) return JSON.stringify(value)?.length ?? 0;
+      let total = 2;
+      if (Array.isArray(value)) {
+        for (const item of value) total += jsonLength(item, depth + 1) + 1;
+        return total;
+      }
+      for (const key in value) {
+        const item = (value as Record<string, unknown>)[key];
+        if (item === undefined || typeof item === "function") continue;
+        total += key.length + 4 + jsonLength(item, depth + 1);
+      }
+      return total;
+    }
+    default:
+      return 0;
+  }
 }
 
 /** One token per 4 characters over what the provider last reported. */
@@ -85,7 +117,25 @@ export type Compacted =
  * replaced by placeholders (oldest first, the newest results kept) down to `target × window`,
  * then, if still above the threshold and `summarize` is on, the early conversation summarised.
  */
-export async function compact(options: {
+export function compact(options: CompactOptions): Compacted | Promise<Compacted> {
+  const { settings, memory, system, tools } = options;
+  const window = settings.window ?? defaultWindow(options.model.modelId);
+  const messages = applyMemory(memory, options.messages);
+  // The common case, nothing compacted yet: the transcript's size, counted incrementally.
+  const chars =
+    system.length +
+    charsOf(tools) +
+    (messages === options.messages && options.transcript
+      ? transcriptChars(memory, messages)
+      : sumChars(messages));
+  memory.sending = chars;
+  const before = estimate(memory, chars);
+  // Under the threshold (nearly every call): no await, nothing allocated.
+  if (before <= settings.threshold * window) return { ok: true, messages };
+  return compactOver(options, { window, messages, chars, before });
+}
+
+interface CompactOptions {
   settings: ContextSettings;
   memory: ContextMemory;
   model: Model;
@@ -99,20 +149,17 @@ export async function compact(options: {
   usage: Usage;
   /** `messages` is the run's transcript itself (not a hook's replacement): counted incrementally. */
   transcript: boolean;
-}): Promise<Compacted> {
+}
+
+/** Over the threshold: placeholders, then perhaps a summary, then the window's last word. */
+async function compactOver(
+  options: CompactOptions,
+  start: { window: number; messages: Message[]; chars: number; before: number },
+): Promise<Compacted> {
   const { settings, memory, system, tools, turn } = options;
-  const window = settings.window ?? defaultWindow(options.model.modelId);
+  const { window, before } = start;
   const fixed = system.length + charsOf(tools);
-  let messages = applyMemory(memory, options.messages);
-  // The common case, nothing compacted yet: the transcript's size, counted incrementally.
-  let chars =
-    fixed +
-    (messages === options.messages && options.transcript
-      ? transcriptChars(memory, messages)
-      : sumChars(messages));
-  memory.sending = chars;
-  const before = estimate(memory, chars);
-  if (before <= settings.threshold * window) return { ok: true, messages };
+  let { messages, chars } = start;
 
   const removed: { callId: string; name: string; chars: number }[] = [];
   const names = toolNames(options.messages);
@@ -191,10 +238,7 @@ function applyMemory(memory: ContextMemory, transcript: Message[]): Message[] {
 }
 
 /** Replaces everything before the newest assistant message by a summary from one model call. */
-async function summarize(
-  options: Parameters<typeof compact>[0],
-  view: Message[],
-): Promise<boolean> {
+async function summarize(options: CompactOptions, view: Message[]): Promise<boolean> {
   const { memory, settings } = options;
   const transcript = options.messages;
   let newestAssistant = -1;

@@ -167,13 +167,15 @@ async function runTurn(run: RunContext, agentModel: Model): Promise<TurnOutcome>
   }
   run.numTurns++;
   startTurn(run);
-  const prepared = await prepareModelCall(run, agentModel);
+  const preparing = prepareModelCall(run, agentModel);
+  const prepared = preparing instanceof Promise ? await preparing : preparing;
   if (!prepared.ok) {
     endTurn(run);
     throwIfAborted(run);
     return { kind: "failed", error: prepared.error };
   }
-  const batch = new Batch({ ...run, offered: prepared.offered });
+  run.offered = prepared.offered;
+  const batch = new Batch(run);
   try {
     return await turnWithBatch(run, prepared.model, prepared.request, batch);
   } finally {

@@ -11,7 +11,7 @@ import {
   type ModelToolSpec,
 } from "../model/model.ts";
 import type { ToolDefinition } from "../tools/types.ts";
-import { compact, contextMemory } from "./context.ts";
+import { type Compacted, compact, contextMemory } from "./context.ts";
 import type { RunContext } from "./loop.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import { checkModelSettings, requestSettings } from "./settings.ts";
@@ -28,34 +28,57 @@ export type PreparedCall =
   | { ok: false; error: ErrorInfo };
 
 /** Runs the hook and context management, and builds the request; a failure is the run's error. */
-export async function prepareModelCall(run: RunContext, agentModel: Model): Promise<PreparedCall> {
+export function prepareModelCall(
+  run: RunContext,
+  agentModel: Model,
+): PreparedCall | Promise<PreparedCall> {
   const { config } = run;
-  let model = agentModel;
-  let settings: ModelSettings = config.modelSettings;
-  let messages = run.messages;
-  let tools = config.toolSpecs;
-  let offered: ReadonlySet<string> = config.visible;
-  const hook = config.hooks.beforeModelCall;
-  if (hook) {
-    let change: unknown;
-    try {
-      change = await hook({
-        turn: run.numTurns,
-        messages: run.messages.slice(),
-        tools: config.toolSpecs.map((spec) => spec.name),
-        model: agentModel,
-        modelSettings: { ...config.modelSettings },
-        usage: { ...run.usage },
-        sessionId: run.sessionId,
-        signal: run.signal,
-      });
-    } catch (error) {
-      return failed(new HookError(`beforeModelCall threw: ${describeThrown(error).message}`));
-    }
-    const applied = applyChange(change, { settings, tools, offered, messages, model });
-    if ("error" in applied) return failed(applied.error);
-    ({ settings, tools, offered, messages, model } = applied);
+  const parts: CallParts = {
+    settings: config.modelSettings,
+    tools: config.toolSpecs,
+    offered: config.visible,
+    messages: run.messages,
+    model: agentModel,
+  };
+  // Without the hook (and under the context threshold) nothing here awaits.
+  return config.hooks.beforeModelCall ? withHook(run, parts) : buildRequest(run, parts);
+}
+
+type CallParts = {
+  settings: ModelSettings;
+  tools: RunContext["config"]["toolSpecs"];
+  offered: ReadonlySet<string>;
+  messages: Message[];
+  model: Model;
+};
+
+async function withHook(run: RunContext, parts: CallParts): Promise<PreparedCall> {
+  const { config } = run;
+  let change: unknown;
+  try {
+    change = await config.hooks.beforeModelCall!({
+      turn: run.numTurns,
+      messages: run.messages.slice(),
+      tools: config.toolSpecs.map((spec) => spec.name),
+      model: parts.model,
+      modelSettings: { ...config.modelSettings },
+      usage: { ...run.usage },
+      sessionId: run.sessionId,
+      signal: run.signal,
+    });
+  } catch (error) {
+    return failed(new HookError(`beforeModelCall threw: ${describeThrown(error).message}`));
   }
+  const applied = applyChange(change, parts);
+  if ("error" in applied) return failed(applied.error);
+  return buildRequest(run, applied);
+}
+
+/** The output spec, context management and settings, on what this call sends. */
+function buildRequest(run: RunContext, parts: CallParts): PreparedCall | Promise<PreparedCall> {
+  const { config } = run;
+  let { tools, offered } = parts;
+  const { model } = parts;
   // With `output` and no native structured output, the answer is a call to `final_output`.
   const output = config.output;
   const native = output !== undefined && model.structuredOutputs === true;
@@ -63,48 +86,40 @@ export async function prepareModelCall(run: RunContext, agentModel: Model): Prom
     tools = withFinalOutput(tools, output.tool);
     offered = new Set([...offered, FINAL_OUTPUT]);
   }
-  if (config.context) {
-    run.contextMemory ??= contextMemory();
-    const compacted = await compact({
-      settings: config.context,
-      memory: run.contextMemory,
-      model,
+  const request = (messages: Message[]): PreparedCall => {
+    const built: ModelRequest = {
       system: config.system,
+      // A shallow copy: the model may keep the request while the transcript grows.
+      messages: messages === run.messages ? messages.slice() : messages,
       tools,
-      messages,
-      turn: run.numTurns,
-      signal: run.signal,
-      emit: run.emit,
-      usage: run.usage,
-      transcript: messages === run.messages,
-    });
-    if (!compacted.ok) return failed(compacted.error);
-    messages = compacted.messages;
-  }
-  const request: ModelRequest = {
-    system: config.system,
-    // A shallow copy: the model may keep the request while the transcript grows.
-    messages: messages === run.messages ? messages.slice() : messages,
-    tools,
+    };
+    if (config.modelName !== undefined) built.modelName = config.modelName;
+    const inEffect = requestSettings(parts.settings);
+    if (inEffect) built.settings = inEffect;
+    if (native) built.output = { name: FINAL_OUTPUT, schema: output.schema.jsonSchema };
+    return { ok: true, model, request: built, offered };
   };
-  if (config.modelName !== undefined) request.modelName = config.modelName;
-  const inEffect = requestSettings(settings);
-  if (inEffect) request.settings = inEffect;
-  if (native) request.output = { name: FINAL_OUTPUT, schema: output.schema.jsonSchema };
-  return { ok: true, model, request, offered };
+  if (!config.context) return request(parts.messages);
+  run.contextMemory ??= contextMemory();
+  const compacted = compact({
+    settings: config.context,
+    memory: run.contextMemory,
+    model,
+    system: config.system,
+    tools,
+    messages: parts.messages,
+    turn: run.numTurns,
+    signal: run.signal,
+    emit: run.emit,
+    usage: run.usage,
+    transcript: parts.messages === run.messages,
+  });
+  const after = (done: Compacted) => (done.ok ? request(done.messages) : failed(done.error));
+  return compacted instanceof Promise ? compacted.then(after) : after(compacted);
 }
 
 /** Checks what the hook returned and applies it to this call. */
-function applyChange(
-  change: unknown,
-  current: {
-    settings: ModelSettings;
-    tools: RunContext["config"]["toolSpecs"];
-    offered: ReadonlySet<string>;
-    messages: Message[];
-    model: Model;
-  },
-): typeof current | { error: Error } {
+function applyChange(change: unknown, current: CallParts): CallParts | { error: Error } {
   if (change === undefined || change === null) return current;
   if (typeof change !== "object" || Array.isArray(change))
     return {
