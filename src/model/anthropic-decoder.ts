@@ -43,8 +43,8 @@ export class AnthropicDecoder implements StreamDecoder {
     return event.event === "ping";
   }
 
-  push(event: EventSourceMessage): ModelStreamEvent[] {
-    if (event.event === "ping") return [];
+  push(event: EventSourceMessage, out: ModelStreamEvent[]): void {
+    if (event.event === "ping") return;
     const data = parseEventData(event.data);
     const type = event.event ?? (data.type as string | undefined);
     switch (type) {
@@ -58,24 +58,32 @@ export class AnthropicDecoder implements StreamDecoder {
           cacheCreationInputTokens: 0,
         };
         this.#takeUsage(usage);
-        return [];
+        return;
       }
       case "content_block_start":
-        return this.#startBlock(data.index as number, data.content_block as StreamedBlock);
-      case "content_block_delta":
-        return this.#delta(data.index as number, data.delta as Record<string, unknown>);
-      case "content_block_stop":
-        return this.#stopBlock(data.index as number);
+        this.#startBlock(data.index as number, data.content_block as StreamedBlock);
+        return;
+      case "content_block_delta": {
+        const passed = this.#delta(data.index as number, data.delta as Record<string, unknown>);
+        if (passed) out.push(passed);
+        return;
+      }
+      case "content_block_stop": {
+        const passed = this.#stopBlock(data.index as number);
+        if (passed) out.push(passed);
+        return;
+      }
       case "message_delta": {
         const delta = data.delta as { stop_reason?: string } | undefined;
         if (delta?.stop_reason) this.#stopReason = delta.stop_reason;
         // Its usage is the whole message's total: each counter it carries replaces message_start's.
         this.#takeUsage(data.usage as Record<string, unknown> | undefined);
-        return [];
+        return;
       }
       case "message_stop":
         this.#finished = true;
-        return [this.#finalMessage()];
+        out.push(this.#finalMessage());
+        return;
       case "error": {
         const error = (data.error ?? {}) as { type?: string; message?: string };
         throw streamError(
@@ -84,11 +92,11 @@ export class AnthropicDecoder implements StreamDecoder {
         );
       }
       default:
-        return []; // Unknown event types are for newer API versions; skipping them is what the official clients do.
+        return; // Unknown event types are for newer API versions; skipping them is what the official clients do.
     }
   }
 
-  end(): ModelStreamEvent[] {
+  end(_out: ModelStreamEvent[]): void {
     if (!this.#finished) {
       throw new APIConnectionError(
         this.#started
@@ -96,7 +104,7 @@ export class AnthropicDecoder implements StreamDecoder {
           : "The model's stream ended before it began.",
       );
     }
-    return [];
+    // The final message came with message_stop: nothing closes the turn after it.
   }
 
   /** Counters the API omits (or sends as null) keep their value, as in the official client. */
@@ -112,7 +120,7 @@ export class AnthropicDecoder implements StreamDecoder {
     take("cacheCreationInputTokens", "cache_creation_input_tokens");
   }
 
-  #startBlock(index: number, started: StreamedBlock | undefined): ModelStreamEvent[] {
+  #startBlock(index: number, started: StreamedBlock | undefined): void {
     // A hostile index must not make us allocate or walk a huge array.
     if (
       !started ||
@@ -139,50 +147,52 @@ export class AnthropicDecoder implements StreamDecoder {
     } else if (block.type === "thinking") {
       this.#content[index] = { ...block, thinking: block.thinking ?? "", signature: "" };
     } else this.#content[index] = { ...block };
-    return [];
   }
 
-  #delta(index: number, delta: Record<string, unknown>): ModelStreamEvent[] {
+  /** Reads one delta; returns the event it passes on, if any. */
+  #delta(index: number, delta: Record<string, unknown>): ModelStreamEvent | undefined {
     const block = this.#content[index];
     if (!block)
       throw new ProtocolError(`content_block_delta for block ${index}, which was never started.`);
     switch (delta.type) {
       case "text_delta":
         if (block.type === "text") block.text += String(delta.text);
-        return [{ type: "text_delta", text: String(delta.text) }];
+        return { type: "text_delta", text: String(delta.text) };
       case "citations_delta":
         if (block.type === "text") {
           const citations = Array.isArray(block.citations) ? block.citations : [];
           block.citations = [...citations, delta.citation];
         }
-        return [];
+        return undefined;
       case "thinking_delta":
         if (block.type === "thinking") block.thinking += String(delta.thinking);
-        return [{ type: "thinking_delta", thinking: String(delta.thinking) }];
+        return { type: "thinking_delta", thinking: String(delta.thinking) };
       case "signature_delta":
         if (block.type === "thinking")
           block.signature = (block.signature ?? "") + String(delta.signature);
-        return [];
+        return undefined;
       case "input_json_delta": {
-        if (!this.#json.has(index)) return [];
+        if (!this.#json.has(index)) return undefined;
         const fragment = String(delta.partial_json ?? "");
         this.#json.set(index, this.#json.get(index) + fragment);
         // Streamed input only for the calls that will be ours to run (a `tool_call` follows, or an
         // incomplete call): server_tool_use and mcp_tool_use blocks run on the API's side, get no
         // `tool_call`, and their input is shown with the final message. The API opens each block
         // with an empty fragment: only non-empty ones are passed on.
-        if (block.type !== "tool_use" || fragment === "" || this.#stopped.has(index)) return [];
-        return [{ type: "tool_input_delta", id: block.id, name: block.name, delta: fragment }];
+        if (block.type !== "tool_use" || fragment === "" || this.#stopped.has(index))
+          return undefined;
+        return { type: "tool_input_delta", id: block.id, name: block.name, delta: fragment };
       }
       default:
-        return [];
+        return undefined;
     }
   }
 
-  #stopBlock(index: number): ModelStreamEvent[] {
+  /** Closes a block; returns the tool_call it completes, if any. */
+  #stopBlock(index: number): ModelStreamEvent | undefined {
     this.#stopped.add(index);
     const block = this.#content[index];
-    if (!block || !this.#json.has(index)) return [];
+    if (!block || !this.#json.has(index)) return undefined;
     const raw = this.#json.get(index) ?? "";
     let reason: string | undefined;
     try {
@@ -197,18 +207,18 @@ export class AnthropicDecoder implements StreamDecoder {
       block.input = {};
     }
     // Server and MCP tools ran on the API's side: kept for the replay, never ours to run.
-    if (block.type !== "tool_use") return [];
+    if (block.type !== "tool_use") return undefined;
     if (reason) {
       this.#incomplete.push({ id: block.id, name: block.name, reason });
       // Later calls must not be announced early: they would overtake this one.
       this.#announce = false;
-      return [];
+      return undefined;
     }
     // Input that parses is complete (a cut would leave it unparseable): announce it now, so
     // eager execution can start it while the reply goes on.
     return this.#announce
-      ? [{ type: "tool_call", id: block.id, name: block.name, input: block.input }]
-      : [];
+      ? { type: "tool_call", id: block.id, name: block.name, input: block.input }
+      : undefined;
   }
 
   #finalMessage(): ModelStreamEvent {

@@ -34,8 +34,11 @@ export class OpenAIDecoder implements StreamDecoder {
   #finishReason = "";
   #usage: Partial<Usage> | undefined;
   #done = false;
-  /** Each choice seen, by index: true once it had its finish_reason (a later chunk never undoes it). */
-  #choices = new Map<number, boolean>();
+  /**
+   * Each choice seen, by index: true once it had its finish_reason (a later chunk never undoes
+   * it). An array: the index is a small integer (others are read as 0), nearly always 0 alone.
+   */
+  #choices: boolean[] = [];
   /** Calls read so far (complete ones announced, in order). */
   #announced = 0;
   /** False after a call that was cut short: no later call may overtake it. */
@@ -45,10 +48,10 @@ export class OpenAIDecoder implements StreamDecoder {
     return this.#done;
   }
 
-  push(event: EventSourceMessage): ModelStreamEvent[] {
+  push(event: EventSourceMessage, out: ModelStreamEvent[]): void {
     if (event.data.trim() === "[DONE]") {
       this.#done = true;
-      return [];
+      return;
     }
     const chunk = parseEventData(event.data);
     if (chunk.error) {
@@ -62,16 +65,20 @@ export class OpenAIDecoder implements StreamDecoder {
     }
     if (typeof chunk.usage === "object" && chunk.usage !== null)
       this.#usage = readUsage(chunk.usage as Record<string, unknown>);
-    const out: ModelStreamEvent[] = [];
-    const choices = Array.isArray(chunk.choices) ? (chunk.choices as unknown[]) : [];
-    for (const entry of choices) {
+    if (!Array.isArray(chunk.choices)) return;
+    for (const entry of chunk.choices as unknown[]) {
       if (typeof entry !== "object" || entry === null) continue;
       const choice = entry as Record<string, unknown>;
-      const index = typeof choice.index === "number" ? choice.index : 0;
+      const index =
+        Number.isInteger(choice.index) && (choice.index as number) >= 0
+          ? Math.min(choice.index as number, MAX_CHOICES)
+          : 0;
       const finished = typeof choice.finish_reason === "string" && choice.finish_reason !== "";
-      this.#choices.set(index, this.#choices.get(index) === true || finished);
+      this.#choices[index] = this.#choices[index] === true || finished;
+      if (finished) this.#finishReason = choice.finish_reason as string;
       // MiniMax and Azure send chunks with no delta at all (a finish, or content filter results).
-      const delta = (choice.delta ?? {}) as Record<string, unknown>;
+      const delta = choice.delta as Record<string, unknown> | null | undefined;
+      if (typeof delta !== "object" || delta === null) continue;
       if (typeof delta.content === "string" && delta.content) {
         this.#text += delta.content;
         out.push({ type: "text_delta", text: delta.content });
@@ -81,11 +88,11 @@ export class OpenAIDecoder implements StreamDecoder {
         this.#reasoning += reasoning;
         out.push({ type: "thinking_delta", thinking: reasoning });
       }
-      for (const call of (delta.tool_calls as Record<string, unknown>[] | undefined) ?? [])
-        out.push(...this.#toolCallDelta(call));
-      if (finished) this.#finishReason = choice.finish_reason as string;
+      if (Array.isArray(delta.tool_calls)) {
+        for (const call of delta.tool_calls as Record<string, unknown>[])
+          this.#toolCallDelta(call, out);
+      }
     }
-    return out;
   }
 
   /**
@@ -94,7 +101,7 @@ export class OpenAIDecoder implements StreamDecoder {
    * execution) once a later call streams and its own JSON is complete, never while it may still
    * grow; the rest are read at the end.
    */
-  #toolCallDelta(call: Record<string, unknown>): ModelStreamEvent[] {
+  #toolCallDelta(call: Record<string, unknown>, out: ModelStreamEvent[]): void {
     const index = typeof call.index === "number" ? call.index : this.#calls.length;
     // A hostile index must not make us walk or allocate a huge array.
     if (!Number.isInteger(index) || index < 0 || index > this.#calls.length + 16) {
@@ -106,7 +113,6 @@ export class OpenAIDecoder implements StreamDecoder {
     if (typeof call.id === "string" && call.id) current.id = call.id;
     // Some servers repeat the name in every chunk: the name is set, not appended (as openai-node does).
     if (typeof fn.name === "string" && fn.name) current.name = fn.name;
-    const out: ModelStreamEvent[] = [];
     if (typeof fn.arguments === "string" && fn.arguments !== "") {
       current.arguments += fn.arguments;
       // A call already announced has complete JSON (only whitespace can follow it): its input is
@@ -117,8 +123,7 @@ export class OpenAIDecoder implements StreamDecoder {
       }
     }
     while (this.#announced < index && this.#complete(this.#announced))
-      out.push(...this.#announce(this.#announced++, false));
-    return out;
+      this.#announce(this.#announced++, false, out);
   }
 
   /**
@@ -141,10 +146,10 @@ export class OpenAIDecoder implements StreamDecoder {
     }
   }
 
-  /** Reads call `index`; returns its tool_call event when it is complete and nothing before it was cut. */
-  #announce(index: number, last: boolean): ModelStreamEvent[] {
+  /** Reads call `index`; adds its tool_call event when it is complete and nothing before it was cut. */
+  #announce(index: number, last: boolean, out: ModelStreamEvent[]): void {
     const call = this.#calls[index];
-    if (!call) return [];
+    if (!call) return;
     const id = call.id || `call_${index}`;
     let reason: string | undefined;
     try {
@@ -165,24 +170,24 @@ export class OpenAIDecoder implements StreamDecoder {
     if (reason) {
       call.incomplete = reason;
       this.#announcing = false;
-      return [];
+      return;
     }
-    return this.#announcing ? [{ type: "tool_call", id, name: call.name, input: call.input }] : [];
+    if (this.#announcing) out.push({ type: "tool_call", id, name: call.name, input: call.input });
   }
 
   /** True when the stream said all it had to say, `[DONE]` or not. */
   #finished(): boolean {
     if (this.#done) return true;
-    if (this.#usage === undefined || this.#choices.size === 0) return false;
-    for (const finished of this.#choices.values()) if (!finished) return false;
-    return true;
+    if (this.#usage === undefined || this.#choices.length === 0) return false;
+    // A hole is an index no chunk named: not a choice.
+    return this.#choices.every((finished) => finished);
   }
 
   /** A stream that ends before it finished is cut, never a finished turn. */
-  end(): ModelStreamEvent[] {
+  end(out: ModelStreamEvent[]): void {
     if (!this.#finished()) {
       throw new APIConnectionError(
-        this.#choices.size > 0 && [...this.#choices.values()].every(Boolean)
+        this.#choices.length > 0 && this.#choices.every(Boolean)
           ? "The model's stream ended without [DONE] and without its usage chunk: the turn is incomplete."
           : "The model's stream ended without [DONE] before every choice had a finish_reason: the turn is incomplete.",
       );
@@ -191,9 +196,8 @@ export class OpenAIDecoder implements StreamDecoder {
     if (this.#reasoning) content.push({ type: "thinking", thinking: this.#reasoning });
     if (this.#text) content.push({ type: "text", text: this.#text });
     const incomplete: IncompleteToolCall[] = [];
-    const out: ModelStreamEvent[] = [];
     while (this.#announced < this.#calls.length) {
-      out.push(...this.#announce(this.#announced, this.#announced === this.#calls.length - 1));
+      this.#announce(this.#announced, this.#announced === this.#calls.length - 1, out);
       this.#announced++;
     }
     this.#calls.forEach((call, index) => {
@@ -215,9 +219,12 @@ export class OpenAIDecoder implements StreamDecoder {
     };
     if (this.#usage) message.usage = this.#usage;
     if (incomplete.length) message.incompleteToolCalls = incomplete;
-    return [...out, message];
+    out.push(message);
   }
 }
+
+/** Choice indexes above this are read as this one (a hostile index must not grow an array). */
+const MAX_CHOICES = 64;
 
 const STOP_REASONS: Record<string, string> = {
   stop: "end_turn",

@@ -1,14 +1,12 @@
-import { createParser, type EventSourceMessage } from "eventsource-parser";
+import type { EventSourceMessage } from "eventsource-parser";
 import {
-  APIConnectionError,
   type APIError,
-  APITimeoutError,
   apiErrorFor,
   describeThrown,
   ModelError,
   ProtocolError,
 } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import { Attempt } from "./attempt.ts";
 import { type BatchedStream, EVENT_BATCHES, type ModelStreamEvent } from "./model.ts";
 import { retryDelay, shouldRetry, sleep } from "./retry-policy.ts";
 
@@ -29,10 +27,13 @@ export interface TransportOptions {
 
 /** How one protocol reads one attempt's stream. A fresh decoder per attempt. */
 export interface StreamDecoder {
-  /** Reads one server-sent event; returns what to pass on. Throws `ProtocolError` or `APIError`. */
-  push(event: EventSourceMessage): ModelStreamEvent[];
-  /** The stream ended: returns the closing events, or throws if the turn was not complete. */
-  end(): ModelStreamEvent[];
+  /**
+   * Reads one server-sent event; adds what to pass on to `out` (the read's events, shared by
+   * every event of one network read). Throws `ProtocolError` or `APIError`.
+   */
+  push(event: EventSourceMessage, out: ModelStreamEvent[]): void;
+  /** The stream ended: adds the closing events to `out`, or throws if the turn was not complete. */
+  end(out: ModelStreamEvent[]): void;
   /** True once the protocol's stop event arrived (`message_stop`, `[DONE]`). */
   isComplete?(): boolean;
   /** Events that only keep the connection alive (Anthropic's `ping`): they never reset the idle watchdog. */
@@ -62,11 +63,30 @@ export interface StreamRequest {
  */
 export function streamWithRetries(
   request: StreamRequest,
-): AsyncGenerator<ModelStreamEvent> & BatchedStream {
-  const batches = retryingBatches(request);
-  const events = eachEvent(batches) as AsyncGenerator<ModelStreamEvent> & BatchedStream;
-  events[EVENT_BATCHES] = () => batches;
-  return events;
+): AsyncIterable<ModelStreamEvent> & BatchedStream {
+  return new ProviderStream(request);
+}
+
+/**
+ * A model call's stream. Nothing is sent until it is read; the engine reads the batches, and the
+ * event-by-event view is made only for a consumer that asks for it.
+ */
+class ProviderStream implements AsyncIterable<ModelStreamEvent>, BatchedStream {
+  readonly #request: StreamRequest;
+  #batches: AsyncGenerator<ModelStreamEvent[]> | undefined;
+
+  constructor(request: StreamRequest) {
+    this.#request = request;
+  }
+
+  [EVENT_BATCHES](): AsyncGenerator<ModelStreamEvent[]> {
+    this.#batches ??= retryingBatches(this.#request);
+    return this.#batches;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<ModelStreamEvent> {
+    return eachEvent(this[EVENT_BATCHES]());
+  }
 }
 
 async function* eachEvent(
@@ -89,13 +109,17 @@ async function* retryingBatches(request: StreamRequest): AsyncGenerator<ModelStr
   request.signal.throwIfAborted();
   for (let attempt = 1; ; attempt++) {
     let passedOn = false;
+    const once = new Attempt(request);
     try {
-      for await (const batch of streamOnce(request)) {
+      await once.open();
+      while (true) {
+        const batch = await once.read();
+        if (!batch) return;
         if (!passedOn) passedOn = batch.some(passesOn);
         yield batch;
       }
-      return;
     } catch (error) {
+      once.close();
       if (request.signal.aborted) throw request.signal.reason ?? error;
       if (error instanceof ModelError) error.attempts = attempt;
       if (passedOn || attempt > request.transport.maxRetries || !shouldRetry(error)) throw error;
@@ -111,181 +135,11 @@ async function* retryingBatches(request: StreamRequest): AsyncGenerator<ModelStr
         },
       ];
       await sleep(delayMs, request.signal);
-    }
-  }
-}
-
-async function* streamOnce(request: StreamRequest): AsyncGenerator<ModelStreamEvent[]> {
-  const { transport, signal } = request;
-  const controller = new AbortController();
-  const forwardAbort = () => controller.abort(signal.reason);
-  signal.addEventListener("abort", forwardAbort, { once: true });
-  let idleTimer: NodeJS.Timeout | undefined;
-  let bodyDone = false;
-  // One timer per attempt, pushed back on each event (refresh, not a new timer per event).
-  const armIdle = () => {
-    if (idleTimer) idleTimer.refresh();
-    else {
-      idleTimer = setTimeout(
-        () =>
-          controller.abort(
-            new APITimeoutError(`The model API sent nothing for ${transport.idleTimeoutMs} ms.`),
-          ),
-        transport.idleTimeoutMs,
-      );
-    }
-  };
-  // RELIABILITY contract 5: an overall deadline, since a trickle of events keeps the idle watchdog quiet.
-  const deadline = setTimeout(
-    () =>
-      controller.abort(
-        new APITimeoutError(
-          `The model API's reply did not complete within ${transport.totalTimeoutMs} ms (totalTimeoutMs).`,
-        ),
-      ),
-    transport.totalTimeoutMs,
-  );
-  const headersTimer = setTimeout(
-    () =>
-      controller.abort(
-        new APITimeoutError(`No response from the model API within ${transport.timeoutMs} ms.`),
-      ),
-    transport.timeoutMs,
-  );
-  try {
-    let response: Response;
-    try {
-      const send = transport.fetch ?? fetch;
-      response = await send(request.url, {
-        method: "POST",
-        headers: request.headers,
-        body: JSON.stringify(request.body),
-        signal: controller.signal,
-        // A redirect could carry the key to another host: refuse it.
-        redirect: "error",
-      });
-    } catch (error) {
-      throw connectionError(error, controller.signal, request.url, "connect");
     } finally {
-      clearTimeout(headersTimer);
+      // Its timer and abort listener go; a body not read to its end is closed (once only).
+      once.close();
     }
-    if (!isResponse(response)) {
-      // Not retried: a user-supplied fetch that answers with something else will do so again.
-      throw new ProtocolError(
-        `The fetch function given to the provider resolved with ${describeValue(response)} instead of a Response (with a web ReadableStream body): give a fetch with the signature of globalThis.fetch.`,
-      );
-    }
-    if (!response.ok || !response.body) {
-      // The error body is read under the idle watchdog and a size cap: a stalled one cannot hang the run.
-      armIdle();
-      const text = await readCapped(response, 64 * 1024).catch(() => "");
-      throw request.readError(response.status, Object.fromEntries(response.headers), text);
-    }
-    const contentType = response.headers.get("content-type") ?? "";
-    if (!contentType.includes("text/event-stream")) {
-      armIdle();
-      const text = await readCapped(response, 2_000).catch(() => "");
-      throw new ProtocolError(
-        `The model API answered ${response.status} with ${contentType || "no content type"} instead of an event stream; it may not support streaming at this URL: ${text.slice(0, 200)}`,
-      );
-    }
-
-    const decoder = request.createDecoder();
-    const pending: EventSourceMessage[] = [];
-    const parser = createParser({ onEvent: (event) => pending.push(event) });
-    armIdle();
-    const reader = response.body.getReader();
-    const text = new TextDecoder();
-    while (true) {
-      let chunk: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        chunk = await reader.read();
-      } catch (error) {
-        throw connectionError(error, controller.signal, request.url, "read");
-      }
-      parser.feed(chunk.done ? text.decode() : text.decode(chunk.value, { stream: true }));
-      // The events of this read, in order, up to the stop event. A decoder failure ends the
-      // attempt after the events before it, as if they had been passed on one by one.
-      const batch: ModelStreamEvent[] = [];
-      let live = false;
-      let stopAt = -1;
-      let failure: { error: unknown } | undefined;
-      try {
-        for (const event of pending) {
-          if (!live && !decoder.isKeepAlive?.(event)) live = true;
-          const before = batch.length;
-          for (const out of decoder.push(event)) batch.push(out);
-          if (decoder.isComplete?.()) {
-            stopAt = before;
-            break;
-          }
-        }
-      } catch (error) {
-        failure = { error };
-      }
-      pending.length = 0;
-      // Once per read, not per event: the events of one read arrived at the same moment.
-      if (live) armIdle();
-      if (stopAt >= 0 && !chunk.done) {
-        // The stop event ends the turn: a connection the server leaves open must not fail it.
-        // Reading the body's end first (briefly) lets the connection be reused, not torn down.
-        if (stopAt > 0) yield batch.slice(0, stopAt);
-        bodyDone = await drainBriefly(reader);
-        if (batch.length > stopAt) yield batch.slice(stopAt);
-      } else if (batch.length) yield batch;
-      if (failure) throw failure.error;
-      if (chunk.done) bodyDone = true;
-      if (chunk.done || stopAt >= 0) break;
-    }
-    const tail = decoder.end();
-    if (tail.length) yield tail;
-  } finally {
-    clearTimeout(deadline);
-    clearTimeout(headersTimer);
-    clearTimeout(idleTimer);
-    signal.removeEventListener("abort", forwardAbort);
-    // Closes the connection if the body was not read to the end (abort, error, early return).
-    if (!bodyDone) controller.abort();
   }
-}
-
-/** What the code below reads of a Response: a user's fetch may return anything. */
-function isResponse(value: unknown): value is Response {
-  const response = value as Response | null;
-  return (
-    typeof response === "object" &&
-    response !== null &&
-    typeof response.ok === "boolean" &&
-    typeof response.status === "number" &&
-    typeof response.headers?.get === "function" &&
-    (response.body === null || typeof response.body?.getReader === "function")
-  );
-}
-
-/** What a failed fetch or read means: our own timeout, the caller's abort, or a broken connection. */
-function connectionError(
-  error: unknown,
-  signal: AbortSignal,
-  url: string,
-  phase: "connect" | "read",
-): unknown {
-  if (signal.aborted && signal.reason instanceof APITimeoutError) return signal.reason;
-  if (signal.aborted) return signal.reason ?? error;
-  const cause = (error as { cause?: { code?: string; message?: string } })?.cause;
-  const detail = cause?.code ?? cause?.message ?? describeThrown(error).message;
-  if (/redirect/i.test(detail)) {
-    // Not retried: the same request gets the same redirect.
-    return new ProtocolError(
-      `The model API at ${new URL(url).origin} answered with a redirect, which skein does not follow (it could carry the key to another host). Set the base URL to where it redirects.`,
-      { cause: error },
-    );
-  }
-  const origin = new URL(url).origin;
-  const message =
-    phase === "connect"
-      ? `Could not reach the model API at ${origin} (${detail}).`
-      : `The connection to the model API at ${origin} broke while the reply was streaming (${detail}).`;
-  return new APIConnectionError(message, { cause: error });
 }
 
 /**
@@ -324,26 +178,6 @@ export function readErrorBody(
   return apiErrorFor(status, text, { type, requestId: headers[requestIdHeader], headers });
 }
 
-/** The body as text, at most `limit` bytes (an error page can be large, and the model needs only its start). */
-async function readCapped(response: Response, limit: number): Promise<string> {
-  if (!response.body) return "";
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  try {
-    while (size < limit) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      chunks.push(value);
-      size += value.byteLength;
-    }
-  } catch {
-    // Timed out or cut: what arrived is still worth showing.
-  }
-  await reader.cancel().catch(() => {});
-  return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit));
-}
-
 /** One event's data as a JSON object; anything else is a `ProtocolError` (never retried). */
 export function parseEventData(data: string): Record<string, unknown> {
   try {
@@ -355,23 +189,4 @@ export function parseEventData(data: string): Record<string, unknown> {
   throw new ProtocolError(
     `The model's stream sent data that is not a JSON object: ${data.slice(0, 120)}`,
   );
-}
-
-/** Reads what is left of a body for at most 50 ms; true when it ended (the connection can be reused). */
-async function drainBriefly(reader: { read(): Promise<{ done: boolean }> }): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<"timeout">((resolve) => {
-    timer = setTimeout(() => resolve("timeout"), 50);
-  });
-  try {
-    while (true) {
-      const step = await Promise.race([reader.read(), timeout]);
-      if (step === "timeout") return false;
-      if (step.done) return true;
-    }
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-  }
 }
