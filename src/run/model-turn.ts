@@ -114,12 +114,17 @@ export async function callModel(options: {
           partialInputs ??= new Map();
           const text = (partialInputs.get(event.id) ?? "") + event.delta;
           partialInputs.set(event.id, text);
+          // Parsed when read: a run nobody streams (run()) never pays for it.
+          let parsed: { value: unknown } | undefined;
           emit({
             type: "tool_input_delta",
             callId: event.id,
             name: event.name,
             delta: event.delta,
-            partialInput: parsePartial(text),
+            get partialInput() {
+              parsed ??= { value: parsePartial(text) };
+              return parsed.value;
+            },
           });
           break;
         }
