@@ -15,6 +15,8 @@ export interface Connection {
   alive: boolean;
   /** The server sent `notifications/tools/list_changed` since the list was fetched. */
   stale: boolean;
+  /** A call timed out here: the next call pings first, and reconnects when the ping fails. */
+  suspect?: boolean;
   tools: McpTool[];
   /** Progress callbacks of the calls in flight, by the progress token each call sent. */
   readonly progress: Map<string, (progress: McpProgress) => void>;

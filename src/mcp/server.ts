@@ -2,7 +2,7 @@
 // first asked for, keeps the connection and its tool list until close(), reconnects once per call
 // after the server died, and tells the engine when the list changed (a ToolSource, src/run/tool-source.ts).
 
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError, ToolTimeoutError } from "../errors.ts";
 import { TOOL_SOURCE, type ToolSource } from "../run/tool-source.ts";
 import type { ToolContext, ToolDefinition, ToolResult, ToolSecurity } from "../tools/types.ts";
 import { type Connection, type McpTool, openConnection } from "./connection.ts";
@@ -20,6 +20,12 @@ let progressTokens = 0;
  * An MCP server's tools as skein tools. Made by `mcpServer()`; give it to an agent under a name
  * (`mcpServers: { fs }`), or ask it for its tools directly.
  */
+/**
+ * How long a server that let a call time out has to answer a ping before it is restarted (at most
+ * a quarter of its timeout: the call's own time runs meanwhile).
+ */
+const PING_TIMEOUT_MS = 5_000;
+
 export class McpServer implements ToolSource {
   readonly [TOOL_SOURCE] = true as const;
   readonly security?: ToolSecurity;
@@ -90,9 +96,25 @@ export class McpServer implements ToolSource {
     await this.close();
   }
 
-  /** One tools/call: reconnects once when the server died, maps the result, reports progress. */
+  /**
+   * One tools/call: reconnects once when the server died (or, after a timeout, does not answer a
+   * ping), maps the result, reports progress.
+   */
   async #call(label: string, tool: string, input: unknown, ctx: ToolContext): Promise<ToolResult> {
     let connection = this.#connection;
+    // A call timed out on this connection: the server may be wedged. A ping tells; one that is
+    // not answered in time means a fresh connection (a new process for stdio).
+    if (connection?.alive && connection.suspect) {
+      const answered = await connection.client
+        .ping({ signal: ctx.signal, timeout: Math.min(this.#spec.timeoutMs / 4, PING_TIMEOUT_MS) })
+        .then(
+          () => true,
+          () => false,
+        );
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (answered) connection.suspect = false;
+      else if (this.#connection === connection) void connection.close();
+    }
     if (!connection?.alive) {
       try {
         connection = await this.#connect(label, ctx.signal);
@@ -121,7 +143,10 @@ export class McpServer implements ToolSource {
       );
       return toolResultFromMcp(result);
     } catch (error) {
-      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (ctx.signal.aborted) {
+        if (ctx.signal.reason instanceof ToolTimeoutError) connection.suspect = true;
+        throw ctx.signal.reason;
+      }
       const message = error instanceof Error ? error.message : String(error);
       if (isProtocolError(error))
         throw new McpServerError(`MCP server "${label}" answered with an error: ${message}`, {

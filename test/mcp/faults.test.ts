@@ -107,6 +107,40 @@ describe("a server that dies", () => {
     );
   });
 
+  it("a wedged server: after a call times out, the next call finds it deaf to a ping and restarts it", async () => {
+    const log = await logFile();
+    const fx = server(rawFixture("wedge", { env: { MCP_FIXTURE_LOG: log }, timeoutMs: 4_000 }));
+    const model = scriptedModel([
+      { toolCalls: [{ id: "f", name: "mcp__fx__freeze", input: {} }] },
+      { toolCalls: [{ id: "a", name: "mcp__fx__answer", input: {} }] },
+      { text: "moved on" },
+    ]);
+    const result = await createBareAgent({ model, mcpServers: { fx } }).run("go");
+    expect(result.result).toBe("moved on");
+    expect(resultFor(result.messages, "f").is_error).toBe(true);
+    const answer = resultFor(result.messages, "a");
+    expect(answer.is_error, contentText(answer.content)).toBe(false);
+    expect(contentText(answer.content)).toBe("called answer with {}");
+    // Two processes: the wedged one took the first call, a fresh one the second.
+    const calls = readLog(log).filter((entry) => entry.event === "call");
+    expect(calls.map((entry) => entry.name)).toEqual(["freeze", "answer"]);
+    expect(calls[0]!.pid).not.toBe(calls[1]!.pid);
+  });
+
+  it("a server that answers pings keeps its connection after a call timed out", async () => {
+    const log = await logFile();
+    const fx = server(rawFixture("hang", { env: { MCP_FIXTURE_LOG: log }, timeoutMs: 1_000 }));
+    const model = scriptedModel([
+      { toolCalls: [{ id: "h1", name: "mcp__fx__answer", input: {} }] },
+      { toolCalls: [{ id: "h2", name: "mcp__fx__answer", input: {} }] },
+      { text: "moved on" },
+    ]);
+    await createBareAgent({ model, mcpServers: { fx } }).run("go");
+    const calls = readLog(log).filter((entry) => entry.event === "call");
+    expect(calls).toHaveLength(2);
+    expect(calls[0]!.pid).toBe(calls[1]!.pid);
+  });
+
   it("aborting the run sends notifications/cancelled for the call in flight", async () => {
     const log = await logFile();
     const fx = server(sdkFixture(log));
