@@ -42,8 +42,9 @@ describe("examples/interactive-*.ts", () => {
     const lines = await linesOf(wireMain);
     expect(lines.at(-2)).toBe("success: 05:12 and 17:40");
     expect(lines.at(-1)).toMatch(
-      /^\d+ deltas; sent temperature 0\.2, response_format json_schema$/,
+      /^\d+ deltas; sent temperature 0\.2, response_format json_schema; 2 requests through the app's fetch$/,
     );
+    expect(lines).toContain("approve search? (searches leave the machine) yes");
     const typing = lines.filter((line) => line.startsWith("typing search: "));
     expect(typing.length).toBeGreaterThanOrEqual(2);
     expect(typing.at(-1)).toBe('typing search: {"query":"tide tables for Brest"}');
