@@ -48,18 +48,19 @@ type Settled =
 export async function executeCall(record: CallRecord, env: CallEnvironment): Promise<void> {
   // Answered while it waited (a held early call the final message listed as cut short).
   if (record.result) return;
-  // A steering message is queued: a call whose handler has not started is not run.
-  if (env.steering?.hasSteer && record.runtime!.execute !== undefined) {
+  const runtime = record.runtime!;
+  // A steering message is queued: a call whose handler (or child agent) has not started is not
+  // run; a call that only waits for the app's output (`execute: false`) keeps waiting.
+  const runsCode =
+    runtime.execute !== undefined || runtime.onCalled !== undefined || runtime.agent !== undefined;
+  if (env.steering?.hasSteer && runsCode) {
     record.result = interruptedResult();
     record.finishedAt = performance.now();
     return;
   }
-  const runtime = record.runtime!;
   const tool = record.tool!;
   // Write-ahead: the handler runs only once the log says it started (design/sessions.md).
   // (A tool without a handler, `execute: false`, only pauses for the app: nothing starts.)
-  const runsCode =
-    runtime.execute !== undefined || runtime.onCalled !== undefined || runtime.agent !== undefined;
   if (env.journal && runsCode && !(await logStarted(record, env.journal))) return;
   record.reachedHandler = true;
 

@@ -12,6 +12,8 @@ import {
   createSteering,
   defineTool,
   query,
+  type SDKResultMessage,
+  tool,
 } from "skein";
 import { scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
@@ -236,5 +238,37 @@ describe("interrupts", () => {
     expect(ofType(events, "user_message").map((event) => event.turn)).toEqual([2]);
     expect(model.requests[2]!.messages.at(-1)).toEqual(userText("And then tidy up."));
     expect(result.result).toBe("Tidied up.");
+  });
+});
+
+describe("steering and agent tools", () => {
+  it("an agent tool call of the batch that has not started is interrupted, not run", async () => {
+    const childModel = scriptedModel([{ text: "child answer" }]);
+    const child = createBareAgent({ id: "child", model: childModel });
+    let run!: AgentRun;
+    const first = tool("first", "Runs first", z.object({}), async () => {
+      run.steer("stop, do something else");
+      return "first done";
+    });
+    const parent = createBareAgent({
+      model: scriptedModel([
+        {
+          toolCalls: [
+            { id: "a", name: "first", input: {} },
+            { id: "b", name: "child", input: { prompt: "go" } },
+          ],
+        },
+        { text: "ok" },
+      ]),
+      tools: [first, agentTool(child, { description: "A child" })],
+      toolConcurrency: { mode: "sequential" },
+    });
+    run = parent.stream("go");
+    let result: SDKResultMessage | undefined;
+    for await (const event of run) if (event.type === "result") result = event;
+    const answered = result!.steps[0]!.toolCalls;
+    expect(answered[0]!.result.content).toBe("first done");
+    expect(answered[1]!.result.details).toMatchObject({ code: "interrupted" });
+    expect(childModel.requests).toHaveLength(0);
   });
 });
