@@ -41,6 +41,8 @@ export class Attempt {
   readonly #text = new TextDecoder();
   readonly #pending: EventSourceMessage[] = [];
   #bodyDone = false;
+  /** Rejects when the attempt is aborted (set once the body is being read). */
+  #abortedRead: Promise<never> | undefined;
   #finished = false;
   #closed = false;
   /** A failure met after some events of a read: those go first, the failure with the next read. */
@@ -99,6 +101,13 @@ export class Attempt {
     const pending = this.#pending;
     this.#parser = createParser({ onEvent: (event) => pending.push(event) });
     this.#reader = response.body.getReader();
+    // A read waits for the body, or for this attempt's abort (a limit passed, the caller's
+    // signal): the abort ends the wait even if the body stream is not errored by it in time.
+    this.#abortedRead = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
+    this.#abortedRead.catch(() => {});
   }
 
   /**
@@ -116,7 +125,7 @@ export class Attempt {
     while (true) {
       let chunk: Awaited<ReturnType<typeof reader.read>>;
       try {
-        chunk = await reader.read();
+        chunk = await Promise.race([reader.read(), this.#abortedRead!]);
       } catch (error) {
         throw connectionError(error, this.#controller.signal, this.#request.url, "read");
       }
