@@ -3,9 +3,11 @@
 import { ConfigurationError } from "../errors.ts";
 import { createToolDefinition } from "../tools/definition.ts";
 import { toolResultFromData } from "../tools/result.ts";
-import type { ToolContext, ToolDefinition } from "../tools/types.ts";
+import type { ToolContext, ToolDefinition, ToolOptions } from "../tools/types.ts";
 import { compileAiSdkSchema } from "./ai-sdk-schema.ts";
 import {
+  type AdaptedToolOptions,
+  adaptedToolOptions,
   describeArgument,
   isAsyncIterable,
   isObject,
@@ -41,7 +43,11 @@ export interface AiSdkTool {
  * { toolCallId, messages: [], abortSignal })` runs; a string result is sent as is, anything else
  * as JSON text; an async iterable's yields are progress and its last yield is the result.
  */
-export function fromAiSdkTools(tools: Readonly<Record<string, AiSdkTool>>): ToolDefinition[] {
+export function fromAiSdkTools(
+  tools: Readonly<Record<string, AiSdkTool>>,
+  options?: AdaptedToolOptions,
+): ToolDefinition[] {
+  const shared = adaptedToolOptions("fromAiSdkTools()", options);
   if (!isObject(tools) || tools instanceof Map || isToolItself(tools)) {
     const hint = Array.isArray(tools)
       ? " (an array of OpenAI Agents tools goes to fromOpenAIAgentsTools)"
@@ -54,7 +60,7 @@ export function fromAiSdkTools(tools: Readonly<Record<string, AiSdkTool>>): Tool
       `fromAiSdkTools(): expected the record generateText({ tools }) takes, tools keyed by name, received ${describeArgument(tools)}${hint}.`,
     );
   }
-  return Object.entries(tools).map(([name, tool]) => adapt(name, tool));
+  return Object.entries(tools).map(([name, tool]) => adapt(name, tool, shared));
 }
 
 /** A lone ai tool passed where the record was expected: it has `execute` or `inputSchema` of its own. */
@@ -67,7 +73,7 @@ function isToolItself(value: unknown): boolean {
   );
 }
 
-function adapt(name: string, tool: unknown): ToolDefinition {
+function adapt(name: string, tool: unknown, shared: ToolOptions<unknown>): ToolDefinition {
   const owner = `fromAiSdkTools("${name}")`;
   if (!isObject(tool)) {
     throw new ConfigurationError(
@@ -108,7 +114,7 @@ function adapt(name: string, tool: unknown): ToolDefinition {
     name,
     description,
     inputSchema: compiled.jsonSchema,
-    options: {},
+    options: shared,
     runtime: {
       validate: compiled.validate,
       execute: (input: unknown, context: ToolContext) => {

@@ -4,3 +4,4 @@ export type { AiSdkTool, AiSdkToolExecutionOptions } from "./ai-sdk.ts";
 export { fromAiSdkTools } from "./ai-sdk.ts";
 export type { OpenAIAgentsTool, OpenAIAgentsToolCallDetails } from "./openai-agents.ts";
 export { fromOpenAIAgentsTools } from "./openai-agents.ts";
+export type { AdaptedToolOptions } from "./shape.ts";

@@ -5,8 +5,13 @@ import { ConfigurationError } from "../errors.ts";
 import { createToolDefinition } from "../tools/definition.ts";
 import { toolResultFromData } from "../tools/result.ts";
 import { compileJsonSchema } from "../tools/schema.ts";
-import type { ToolContext, ToolDefinition } from "../tools/types.ts";
-import { describeArgument, isObject } from "./shape.ts";
+import type { ToolContext, ToolDefinition, ToolOptions } from "../tools/types.ts";
+import {
+  type AdaptedToolOptions,
+  adaptedToolOptions,
+  describeArgument,
+  isObject,
+} from "./shape.ts";
 
 /** The `details` skein passes to `invoke` (a subset of agents-core's `ToolCallDetails`). */
 export interface OpenAIAgentsToolCallDetails {
@@ -34,7 +39,11 @@ export interface OpenAIAgentsTool {
  * `invoke` returns is sent as is when a string, else as JSON text; a failing `execute` comes back
  * as the text of the tool's errorFunction, as in that SDK (not as an error result).
  */
-export function fromOpenAIAgentsTools(tools: readonly OpenAIAgentsTool[]): ToolDefinition[] {
+export function fromOpenAIAgentsTools(
+  tools: readonly OpenAIAgentsTool[],
+  options?: AdaptedToolOptions,
+): ToolDefinition[] {
+  const shared = adaptedToolOptions("fromOpenAIAgentsTools()", options);
   if (!Array.isArray(tools)) {
     const hint = isObject(tools)
       ? typeof tools.invoke === "function"
@@ -47,7 +56,7 @@ export function fromOpenAIAgentsTools(tools: readonly OpenAIAgentsTool[]): ToolD
   }
   const seen = new Set<string>();
   return tools.map((tool, index) => {
-    const adapted = adapt(tool, index);
+    const adapted = adapt(tool, index, shared);
     if (seen.has(adapted.name)) {
       throw new ConfigurationError(
         `fromOpenAIAgentsTools(): two tools are named "${adapted.name}"; a name must be unique.`,
@@ -58,7 +67,7 @@ export function fromOpenAIAgentsTools(tools: readonly OpenAIAgentsTool[]): ToolD
   });
 }
 
-function adapt(tool: unknown, index: number): ToolDefinition {
+function adapt(tool: unknown, index: number, shared: ToolOptions<unknown>): ToolDefinition {
   const name = isObject(tool) && typeof tool.name === "string" ? tool.name : undefined;
   const owner = `fromOpenAIAgentsTools(): tool ${name === undefined ? index : `"${name}"`}`;
   if (!isObject(tool)) {
@@ -86,7 +95,7 @@ function adapt(tool: unknown, index: number): ToolDefinition {
     name: tool.name,
     description: tool.description ?? "",
     inputSchema: compiled.jsonSchema,
-    options: {},
+    options: shared,
     runtime: {
       validate: compiled.validate,
       execute: (input: unknown, context: ToolContext) => {

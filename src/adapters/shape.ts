@@ -1,6 +1,8 @@
 // Reading other SDKs' objects by shape: neither SDK is imported, not even for its types.
 
-import { describeValue } from "../options.ts";
+import { ConfigurationError } from "../errors.ts";
+import { assertKnownOptions, describeValue } from "../options.ts";
+import type { TimeoutBehavior, ToolOptions, ToolSecurity } from "../tools/types.ts";
 
 /** A plain object (not null, not an array): what a tool of either SDK is. */
 export function isObject(value: unknown): value is Record<string, unknown> {
@@ -46,4 +48,40 @@ export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown>
     (typeof value === "object" || typeof value === "function") &&
     typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === "function"
   );
+}
+
+/**
+ * What skein's own tool options add to tools written for another SDK, for every tool adapted in
+ * one call: `security` (the hardened preset requires it), a timeout, and scheduling hints.
+ */
+export interface AdaptedToolOptions {
+  security?: ToolSecurity;
+  timeoutMs?: number;
+  timeoutBehavior?: TimeoutBehavior;
+  /** True when the tools' calls may overlap others in mode "safe". */
+  concurrencySafe?: boolean;
+  idempotent?: boolean;
+}
+
+const ADAPTED_KEYS: ReadonlySet<string> = new Set([
+  "security",
+  "timeoutMs",
+  "timeoutBehavior",
+  "concurrencySafe",
+  "idempotent",
+]);
+
+/** Checks the options strictly (prefix `owner`) and returns them as skein tool options. */
+export function adaptedToolOptions(
+  owner: string,
+  options: AdaptedToolOptions | undefined,
+): ToolOptions<unknown> {
+  assertKnownOptions(owner, options, ADAPTED_KEYS);
+  if (options === undefined) return {};
+  const { concurrencySafe, ...rest } = options;
+  if (concurrencySafe !== undefined && typeof concurrencySafe !== "boolean")
+    throw new ConfigurationError(
+      `${owner}: concurrencySafe must be true or false, received ${describeValue(concurrencySafe)}.`,
+    );
+  return concurrencySafe ? { ...rest, isConcurrencySafe: () => true } : rest;
 }
