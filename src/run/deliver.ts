@@ -3,7 +3,6 @@
 
 import { errorResult } from "./call.ts";
 import type { RunContext } from "./loop.ts";
-import type { QueuedMessage } from "./types.ts";
 
 /**
  * Delivers what is queued at a delivery point: every steering message; at the end of a run
@@ -26,7 +25,7 @@ export async function deliverQueued(
     await run.journal?.userMessage(entry.message);
     if (step) {
       step.userMessages ??= [];
-      step.userMessages.push(entry as QueuedMessage);
+      step.userMessages.push(entry);
     }
     run.emit({
       type: "user_message",

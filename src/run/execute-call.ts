@@ -187,7 +187,8 @@ async function invokeAgent(
   signal: AbortSignal,
 ): Promise<Settled> {
   try {
-    const link = env.link ?? rootLink(env.config, () => 0);
+    // Outside a run (no link), the call is a top-level run's with the agent's whole budget.
+    const link = env.link ?? rootLink(env.config, () => env.config.maxTurns);
     return await agent.invoke(record, { env, link }, signal, record.resumeChild);
   } catch (error) {
     return { kind: "threw", error };

@@ -13,8 +13,6 @@ export class SteeringQueue {
   readonly #queued: QueuedMessage[] = [];
   #ended: string | undefined;
   #taken = false;
-  /** Called when a steering message is queued: the running batch stops starting calls. */
-  onSteer: (() => void) | undefined;
 
   push(origin: QueuedMessage["origin"], message: unknown): void {
     const method = origin === "steer" ? "steer" : "followUp";
@@ -24,7 +22,6 @@ export class SteeringQueue {
         `${method}(): the run has ended (${this.#ended}); start a new run, or resume its state with a new Steering.`,
       );
     this.#queued.push({ origin, message: asUserMessage(message as Message["content"]) });
-    if (origin === "steer") this.onSteer?.();
   }
 
   /** Binds the queue to a run; a queue serves one run. */
@@ -63,7 +60,6 @@ export class SteeringQueue {
   /** The run's result is decided: later messages are refused. */
   end(outcome: string): void {
     this.#ended = outcome;
-    this.onSteer = undefined;
   }
 
   #takeWhere(keep: (entry: QueuedMessage) => boolean): QueuedMessage[] {
