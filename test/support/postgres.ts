@@ -19,6 +19,12 @@ export interface ThrowawayPostgres {
   timings: { initdbMs: number; startMs: number };
   /** Immediate stop, then the directory is removed. */
   stop(): Promise<void>;
+  /**
+   * Stops the server (`mode`, default "immediate": connections cut as by a crash) and starts it
+   * again on the same port and data, `downMs` later (default 0): every client loses its
+   * connections, the data stays.
+   */
+  restart(options?: { mode?: "fast" | "immediate"; downMs?: number }): Promise<void>;
 }
 
 /** The newest installed server's bin directory; fails (never skips) when there is none. */
@@ -45,7 +51,9 @@ export function postgresBin(): string {
  * initdb + pg_ctl start in a fresh temp directory on a free port of 127.0.0.1. Root cannot run
  * postgres, so as root the binaries run as the `postgres` user (runuser); otherwise directly.
  */
-export async function startPostgres(): Promise<ThrowawayPostgres> {
+export async function startPostgres(
+  options: { maxConnections?: number } = {},
+): Promise<ThrowawayPostgres> {
   const bin = postgresBin();
   const asRoot = process.getuid?.() === 0;
   const dir = await mkdtemp(join(tmpdir(), "skein-pg."));
@@ -68,15 +76,11 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
     for (let attempt = 1; ; attempt += 1) {
       const port = await closedPort();
       began = performance.now();
+      const connections =
+        options.maxConnections === undefined ? "" : ` -c max_connections=${options.maxConnections}`;
+      const startOptions = `-F -c listen_addresses=127.0.0.1 -p ${port} -k ${dir}${connections}`;
       try {
-        await pgCtl([
-          "-l",
-          join(dir, "log"),
-          "-w",
-          "-o",
-          `-F -c listen_addresses=127.0.0.1 -p ${port} -k ${dir}`,
-          "start",
-        ]);
+        await pgCtl(["-l", join(dir, "log"), "-w", "-o", startOptions, "start"]);
       } catch (error) {
         if (attempt < 3) continue;
         const log = await readFile(join(dir, "log"), "utf8").catch(() => "(no log)");
@@ -94,6 +98,16 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
             await rm(dir, { recursive: true, force: true });
           }
         },
+        restart: async ({ mode = "immediate", downMs = 0 } = {}) => {
+          await pgCtl(["-m", mode, "-w", "stop"]);
+          if (downMs > 0) await new Promise((resolve) => setTimeout(resolve, downMs));
+          try {
+            await pgCtl(["-l", join(dir, "log"), "-w", "-o", startOptions, "start"]);
+          } catch (error) {
+            const log = await readFile(join(dir, "log"), "utf8").catch(() => "(no log)");
+            throw new Error(`pg_ctl start (restart) failed: ${String(error)}\n${log.slice(-4000)}`);
+          }
+        },
       };
     }
   } catch (error) {
@@ -106,10 +120,12 @@ export async function startPostgres(): Promise<ThrowawayPostgres> {
  * A throwaway Postgres for the tests of a file (or a describe block): started before them (its
  * start-up times printed), stopped after them. Returns the running server, for use in tests.
  */
-export function useThrowawayPostgres(): () => ThrowawayPostgres {
+export function useThrowawayPostgres(
+  options: { maxConnections?: number } = {},
+): () => ThrowawayPostgres {
   let server: ThrowawayPostgres | undefined;
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await startPostgres(options);
     const { initdbMs, startMs } = server.timings;
     console.log(`throwaway Postgres: initdb ${initdbMs} ms, start ${startMs} ms`);
   }, 120_000);
