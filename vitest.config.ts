@@ -18,6 +18,7 @@ const HEAVY = [
   "test/sessions/stores.test.ts",
   "test/sessions/arguments.test.ts",
   "test/sessions/postgres.test.ts",
+  "test/pgboss/**/*.test.ts",
 ];
 
 export default defineConfig({
@@ -29,6 +30,7 @@ export default defineConfig({
       { find: /^skein\/postgres$/, replacement: src("sessions/postgres.ts") },
       { find: /^skein\/mcp$/, replacement: src("mcp/index.ts") },
       { find: /^skein\/adapters$/, replacement: src("adapters/index.ts") },
+      { find: /^skein\/pgboss$/, replacement: src("pgboss/index.ts") },
       { find: /^skein$/, replacement: src("index.ts") },
     ],
   },

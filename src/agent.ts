@@ -160,9 +160,15 @@ function handleFor(
   const handle: AgentHandle = {
     config,
     workspace: context.workspace,
-    run: (prompt, runOptions) => {
-      agent ??= agentFrom(config, context);
-      return agent.run(prompt, runOptions);
+    run: (prompt, runOptions) => handle.agent().run(prompt, runOptions),
+    agent: () => {
+      agent ??= agentFrom(config, context, handle);
+      return agent;
+    },
+    withStore: (sessionStore) => {
+      const stored: AgentOptions = { ...options, sessionStore };
+      const [w, c] = assemble(stored, choice);
+      return handleFor(stored, choice, w, c);
     },
     hardened: () => {
       if (config.hardened) return handle;

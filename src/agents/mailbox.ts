@@ -71,7 +71,7 @@ export function createMailbox(): Mailbox {
 }
 
 /** A message as posted: checked, with its id and time, and copied (the caller's object stays theirs). */
-function checkPost(message: MailboxPost): MailboxMessage {
+export function checkPost(message: MailboxPost): MailboxMessage {
   if (typeof message !== "object" || message === null)
     throw new ConfigurationError(
       `mailbox.post(message): message must be { to, prompt }, received ${describeValue(message)}.`,

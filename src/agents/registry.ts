@@ -1,10 +1,11 @@
 // What skein keeps about each agent it assembled, for agent tools and handoffs: its engine
 // configuration and workspace, and how to assemble it again narrowed or hardened.
 
-import type { Prompt } from "../agent.ts";
+import type { Agent, Prompt } from "../agent.ts";
 import type { Workspace } from "../builtin/environment.ts";
 import type { EngineConfig, Restrictions } from "../run/config.ts";
 import type { RunOptions, SDKResultMessage } from "../run/types.ts";
+import type { SessionStore } from "../sessions/types.ts";
 
 export interface AgentHandle {
   config: EngineConfig;
@@ -15,6 +16,10 @@ export interface AgentHandle {
   narrowed(restrictions: Restrictions): AgentHandle;
   /** `agent.run` of this (possibly narrowed) agent. */
   run(prompt: Prompt, options?: RunOptions): Promise<SDKResultMessage>;
+  /** This (possibly narrowed) agent, as an `Agent`. */
+  agent(): Agent;
+  /** The same agent logging into `store` (a queue worker's), assembled anew. */
+  withStore(store: SessionStore): AgentHandle;
 }
 
 const handles = new WeakMap<object, AgentHandle>();

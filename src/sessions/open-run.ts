@@ -10,6 +10,7 @@ import type { Recovery } from "../run/loop.ts";
 import { canonicalJson } from "../run/seal.ts";
 import type { ResumeOptions, RunState, SessionTarget, Step } from "../run/types.ts";
 import { SessionJournal } from "./journal.ts";
+import { newCheckpointId } from "./run-entries.ts";
 import { readSession, requireSession, type SessionView } from "./session-view.ts";
 import type { SessionStore } from "./types.ts";
 import { assertSessionId } from "./validate.ts";
@@ -180,11 +181,6 @@ function recoveryOf(view: SessionView, config: EngineConfig): Recovery {
     records.push(record);
   }
   return { records };
-}
-
-/** A checkpoint id: sortable by time, unique across processes. */
-function newCheckpointId(): string {
-  return `cp_${Date.now().toString(36)}_${randomUUID().slice(0, 8)}`;
 }
 
 const STORE_METHODS = ["append", "read", "list", "delete", "close"] as const;

@@ -11,7 +11,7 @@ function literal(text: string): string {
 
 export interface PostgresSql {
   schema: string;
-  /** The three relations setup creates, as `to_regclass` reads them. */
+  /** The relations setup creates, as `to_regclass` reads them. */
   relations: string[];
   /** Serialises setup between processes (CREATE ... IF NOT EXISTS can race). */
   lockKey: string;
@@ -26,6 +26,10 @@ export interface PostgresSql {
   selectEntries: string;
   selectSessions: string;
   deleteSession: string;
+  takeLease: string;
+  leaseHolder: string;
+  renewLease: string;
+  releaseLease: string;
 }
 
 export function postgresSql(schema: string): PostgresSql {
@@ -33,9 +37,10 @@ export function postgresSql(schema: string): PostgresSql {
   const sessions = `${s}.skein_sessions`;
   const entries = `${s}.skein_entries`;
   const counter = `${s}.skein_sessions_touched`;
+  const leases = `${s}.skein_leases`;
   return {
     schema,
-    relations: [sessions, entries, counter],
+    relations: [sessions, entries, counter, leases],
     lockKey: `skein sessions setup ${schema}`,
     schemaExists: "SELECT 1 FROM pg_namespace WHERE nspname = $1",
     createSchema: `CREATE SCHEMA IF NOT EXISTS ${s}`,
@@ -56,6 +61,12 @@ export function postgresSql(schema: string): PostgresSql {
         data text NOT NULL,
         PRIMARY KEY (session_id, seq)
       )`,
+      // One row per leased session; expiry by the server's clock, so machines' clocks never matter.
+      `CREATE TABLE IF NOT EXISTS ${leases} (
+        session_id text PRIMARY KEY,
+        owner text NOT NULL,
+        expires_at timestamptz NOT NULL
+      )`,
     ],
     // A placeholder row (last_seq 0) for a new session, so the claim below has a row to lock.
     insertSession: `INSERT INTO ${sessions} (session_id, created_at, updated_at, last_seq, touched)
@@ -73,5 +84,17 @@ export function postgresSql(schema: string): PostgresSql {
     selectSessions: `SELECT session_id, created_at, updated_at, last_seq FROM ${sessions}
       WHERE last_seq > 0 ORDER BY touched DESC`,
     deleteSession: `DELETE FROM ${sessions} WHERE session_id = $1`,
+    // Taken when free, expired, or already the owner's: one statement, so two takers never both win.
+    takeLease: `INSERT INTO ${leases} AS lease (session_id, owner, expires_at)
+      VALUES ($1, $2, clock_timestamp() + $3 * interval '1 millisecond')
+      ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
+      WHERE lease.owner = EXCLUDED.owner OR lease.expires_at <= clock_timestamp()
+      RETURNING owner`,
+    leaseHolder: `SELECT owner,
+      GREATEST(0, CEIL(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000))::bigint AS expires_in
+      FROM ${leases} WHERE session_id = $1`,
+    renewLease: `UPDATE ${leases} SET expires_at = clock_timestamp() + $3 * interval '1 millisecond'
+      WHERE session_id = $1 AND owner = $2`,
+    releaseLease: `DELETE FROM ${leases} WHERE session_id = $1 AND owner = $2`,
   };
 }

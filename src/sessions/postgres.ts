@@ -3,10 +3,23 @@ import { ConfigurationError, SessionConflictError, SessionStoreError } from "../
 import { assertKnownOptions, describeValue } from "../options.ts";
 import { loadPeer, type Peer } from "./peer.ts";
 import { type PostgresSql, postgresSql } from "./postgres-sql.ts";
-import type { SessionInfo, SessionStore } from "./types.ts";
+import type { LeaseOutcome, SessionInfo, SessionStore } from "./types.ts";
 import { assertSeq, assertSessionId, checkEntries, readAfter, storeFailure } from "./validate.ts";
 
-export type { SessionInfo, SessionStore } from "./types.ts";
+export type { LeaseOutcome, SessionInfo, SessionStore } from "./types.ts";
+
+/**
+ * What skein/pgboss reads from a Postgres store: its pool and schema, so the queue's tables (runs,
+ * events, workers) live beside the sessions. A registered symbol: each entry is its own bundle.
+ */
+export const POSTGRES_STORE: unique symbol = Symbol.for("skein.postgresStore") as never;
+
+export interface PostgresStoreInternals {
+  pool: PostgresPool;
+  schema: string;
+  /** Resolves once the store's own tables exist. */
+  ready(): Promise<void>;
+}
 
 /** What postgresStore() uses of a `pg.Pool` (a `pg.Pool` fits; so does any pool with this shape). */
 export interface PostgresPool {
@@ -124,7 +137,23 @@ function postgresSessions(options: {
     }
   };
 
-  return {
+  const checkLease = (prefix: string, sessionId: string, owner: unknown, ttlMs?: unknown) => {
+    assertSessionId(prefix, sessionId);
+    if (typeof owner !== "string" || owner === "")
+      throw new ConfigurationError(
+        `${prefix}: owner must be a non-empty string, received ${describeValue(owner)}.`,
+      );
+    if (
+      ttlMs !== undefined &&
+      (typeof ttlMs !== "number" || !Number.isSafeInteger(ttlMs) || ttlMs < 1)
+    )
+      throw new ConfigurationError(
+        `${prefix}: ttlMs must be a positive whole number of milliseconds, received ${describeValue(ttlMs)}.`,
+      );
+  };
+
+  const store: SessionStore & { [POSTGRES_STORE]: PostgresStoreInternals } = {
+    [POSTGRES_STORE]: { pool, schema: sql.schema, ready },
     append: (sessionId, seq, entries) =>
       attempt("append", async (prefix) => {
         assertSessionId(prefix, sessionId);
@@ -161,12 +190,37 @@ function postgresSessions(options: {
         const { rowCount } = await pool.query(sql.deleteSession, [sessionId]);
         return (rowCount ?? 0) > 0;
       }),
+    lease: (sessionId, owner, ttlMs) =>
+      attempt("lease", async (prefix): Promise<LeaseOutcome> => {
+        checkLease(prefix, sessionId, owner, ttlMs);
+        await ready();
+        const taken = await pool.query(sql.takeLease, [sessionId, owner, ttlMs]);
+        if (taken.rowCount === 1) return { acquired: true };
+        const { rows } = await pool.query(sql.leaseHolder, [sessionId]);
+        // Released between the two statements: the caller may simply try again.
+        if (rows.length === 0) return { acquired: false, owner: "", expiresInMs: 0 };
+        return { acquired: false, owner: rows[0].owner, expiresInMs: Number(rows[0].expires_in) };
+      }),
+    renew: (sessionId, owner, ttlMs) =>
+      attempt("renew", async (prefix) => {
+        checkLease(prefix, sessionId, owner, ttlMs);
+        await ready();
+        const { rowCount } = await pool.query(sql.renewLease, [sessionId, owner, ttlMs]);
+        return rowCount === 1;
+      }),
+    release: (sessionId, owner) =>
+      attempt("release", async (prefix) => {
+        checkLease(prefix, sessionId, owner);
+        await ready();
+        await pool.query(sql.releaseLease, [sessionId, owner]);
+      }),
     close: async () => {
       if (closed) return;
       closed = true;
       await own?.end();
     },
   };
+  return store;
 }
 
 async function createTables(pool: PostgresPool, sql: PostgresSql): Promise<void> {

@@ -19,7 +19,24 @@ export interface SessionStore {
   delete(sessionId: string): Promise<boolean>;
   /** Releases what the store opened (never a pool the app passed in). */
   close(): Promise<void>;
+  /**
+   * Optional (the Postgres store has them): a lease that lets one owner at a time work on a
+   * session, across processes. skein/pgboss takes one per job execution.
+   */
+  lease?(sessionId: string, owner: string, ttlMs: number): Promise<LeaseOutcome>;
+  /** Extends `owner`'s lease by `ttlMs` from now; `false` when it is no longer `owner`'s. */
+  renew?(sessionId: string, owner: string, ttlMs: number): Promise<boolean>;
+  /** Ends `owner`'s lease (nothing when another owner holds it). */
+  release?(sessionId: string, owner: string): Promise<void>;
 }
+
+/**
+ * `lease()`: taken (the session was free, its lease expired, or `owner` held it already), or held
+ * by another owner for `expiresInMs` more (by the store's clock).
+ */
+export type LeaseOutcome =
+  | { acquired: true }
+  | { acquired: false; owner: string; expiresInMs: number };
 
 /** One stored session, as `list()` reports it. Times are epoch milliseconds. */
 export interface SessionInfo {

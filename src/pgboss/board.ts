@@ -1,0 +1,366 @@
+// The queue's record beside the session log, in the Postgres store's schema: each enqueued run
+// (status, result, cancel request), its events, and the workers serving each agent. The log
+// stays the one record of what a run did; this is what the queue and its watchers need.
+
+import { ConfigurationError } from "../errors.ts";
+import { describeValue } from "../options.ts";
+import {
+  POSTGRES_STORE,
+  type PostgresPool,
+  type PostgresStoreInternals,
+} from "../sessions/postgres.ts";
+import type { SessionStore } from "../sessions/types.ts";
+
+export type RunStatus = "queued" | "running" | "paused" | "ended" | "cancelled";
+
+/** One enqueued run, as the board keeps it. */
+export interface RunRecord {
+  runId: string;
+  sessionId: string;
+  agent: string;
+  /** The session run (its checkpoint id) this job executes; unknown until a worker looks. */
+  checkpointId: string | undefined;
+  jobId: string | undefined;
+  status: RunStatus;
+  cancelRequested: boolean;
+  /** The result message's JSON, once the run ended or paused. */
+  result: string | undefined;
+}
+
+/** Notification channels (payloads: a queue name, or a run id). */
+export const CHANNEL = { wake: "skein_wake", run: "skein_run", cancel: "skein_cancel" } as const;
+
+/** A connection that receives notifications (a pool's client: a `pg.Client`). */
+interface ListeningClient {
+  query(text: string): Promise<unknown>;
+  on(
+    event: "notification",
+    listener: (message: { channel: string; payload?: string }) => void,
+  ): unknown;
+  on(event: "error", listener: (error: Error) => void): unknown;
+  release(destroy?: boolean): void;
+}
+
+export interface Board {
+  store: SessionStore;
+  ready(): Promise<void>;
+  insertRun(run: {
+    runId: string;
+    sessionId: string;
+    agent: string;
+    checkpointId?: string;
+    jobId?: string;
+  }): Promise<void>;
+  setJob(runId: string, jobId: string): Promise<void>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  latestRun(sessionId: string, options?: { unfinished?: boolean }): Promise<RunRecord | undefined>;
+  /** Marks the run running (creating its record when the job came without one). */
+  startRun(run: {
+    runId: string;
+    sessionId: string;
+    agent: string;
+    checkpointId: string;
+    worker: string;
+  }): Promise<void>;
+  /** Ends (or pauses) the run with its result, unless it ended already; notifies watchers. */
+  finishRun(runId: string, status: "ended" | "paused" | "cancelled", result: string): Promise<void>;
+  requestCancel(runId: string): Promise<void>;
+  /** The next event number of a run (events of an earlier execution come first). */
+  nextEventNumber(runId: string): Promise<number>;
+  appendEvents(runId: string, first: number, events: string[]): Promise<void>;
+  readEvents(runId: string, after: number): Promise<{ n: number; data: string }[]>;
+  /** Records that `worker` serves `agents` now. */
+  heartbeat(worker: string, agents: string[]): Promise<void>;
+  forgetWorker(worker: string): Promise<void>;
+  /** Agents some worker has served within the last `withinMs`. */
+  servedAgents(withinMs: number): Promise<Set<string>>;
+  notify(channel: string, payload: string): Promise<void>;
+  /** Calls `listener` with each payload sent on `channel`, until the returned function is called. */
+  listen(channel: string, listener: (payload: string) => void): () => void;
+  /** Runs (latest first) with their session and status, for listings. */
+  listRuns(limit: number): Promise<RunRecord[]>;
+}
+
+const boards = new WeakMap<object, Board>();
+
+/** The board of a Postgres store; one per store object. */
+export function boardOf(prefix: string, store: unknown): Board {
+  const internals = (store as { [POSTGRES_STORE]?: PostgresStoreInternals } | null)?.[
+    POSTGRES_STORE
+  ];
+  if (!internals)
+    throw new ConfigurationError(
+      `${prefix}: sessionStore must be a Postgres store (postgresStore() from "skein/postgres"): runs on a queue are recorded beside their sessions, in the same database. Received ${describeValue(store)}.`,
+    );
+  let board = boards.get(store as object);
+  if (!board) {
+    board = newBoard(store as SessionStore, internals);
+    boards.set(store as object, board);
+  }
+  return board;
+}
+
+function identifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board {
+  const { pool } = internals;
+  const s = identifier(internals.schema);
+  const runs = `${s}.skein_runs`;
+  const events = `${s}.skein_run_events`;
+  const workers = `${s}.skein_workers`;
+  let setup: Promise<void> | undefined;
+  const ready = () => {
+    setup ??= internals
+      .ready()
+      .then(() => createTables(pool, internals.schema, [runs, events, workers]))
+      .catch((error) => {
+        setup = undefined;
+        throw error;
+      });
+    return setup;
+  };
+  const query = async (text: string, values?: unknown[]) => {
+    await ready();
+    return pool.query(text, values);
+  };
+  const listener = sharedListener(pool);
+  return {
+    store,
+    ready,
+    async insertRun(run) {
+      await query(
+        `INSERT INTO ${runs} (run_id, session_id, agent, checkpoint_id, job_id, status)
+         VALUES ($1, $2, $3, $4, $5, 'queued') ON CONFLICT (run_id) DO NOTHING`,
+        [run.runId, run.sessionId, run.agent, run.checkpointId ?? null, run.jobId ?? null],
+      );
+    },
+    async setJob(runId, jobId) {
+      await query(`UPDATE ${runs} SET job_id = $2 WHERE run_id = $1`, [runId, jobId]);
+    },
+    async getRun(runId) {
+      const { rows } = await query(`SELECT * FROM ${runs} WHERE run_id = $1`, [runId]);
+      return rows[0] ? recordOf(rows[0]) : undefined;
+    },
+    async latestRun(sessionId, options) {
+      const unfinished = options?.unfinished ? "AND status IN ('queued', 'running')" : "";
+      const { rows } = await query(
+        `SELECT * FROM ${runs} WHERE session_id = $1 ${unfinished} ORDER BY enqueued DESC LIMIT 1`,
+        [sessionId],
+      );
+      return rows[0] ? recordOf(rows[0]) : undefined;
+    },
+    async startRun(run) {
+      await query(
+        `INSERT INTO ${runs} (run_id, session_id, agent, checkpoint_id, status, worker, started_at)
+         VALUES ($1, $2, $3, $4, 'running', $5, clock_timestamp())
+         ON CONFLICT (run_id) DO UPDATE SET status = 'running', checkpoint_id = $4, worker = $5,
+           started_at = COALESCE(${runs}.started_at, clock_timestamp())
+         WHERE ${runs}.status IN ('queued', 'running')`,
+        [run.runId, run.sessionId, run.agent, run.checkpointId, run.worker],
+      );
+    },
+    async finishRun(runId, status, result) {
+      await query(
+        `WITH done AS (
+           UPDATE ${runs} SET status = $2, result = $3, ended_at = clock_timestamp()
+           WHERE run_id = $1 AND status IN ('queued', 'running') RETURNING run_id)
+         SELECT pg_notify('${CHANNEL.run}', run_id) FROM done`,
+        [runId, status, result],
+      );
+    },
+    async requestCancel(runId) {
+      await query(
+        `WITH asked AS (
+           UPDATE ${runs} SET cancel_requested = true WHERE run_id = $1 RETURNING run_id)
+         SELECT pg_notify('${CHANNEL.cancel}', run_id) FROM asked`,
+        [runId],
+      );
+    },
+    async nextEventNumber(runId) {
+      const { rows } = await query(
+        `SELECT COALESCE(MAX(n), 0) + 1 AS next FROM ${events} WHERE run_id = $1`,
+        [runId],
+      );
+      return Number(rows[0].next);
+    },
+    async appendEvents(runId, first, list) {
+      await query(
+        `WITH added AS (
+           INSERT INTO ${events} (run_id, n, data)
+           SELECT $1, $2::int + event.ordinality - 1, event.data
+           FROM unnest($3::text[]) WITH ORDINALITY AS event (data, ordinality)
+           ON CONFLICT (run_id, n) DO NOTHING
+           RETURNING 1)
+         SELECT pg_notify('${CHANNEL.run}', $1) WHERE EXISTS (SELECT 1 FROM added)`,
+        [runId, first, list],
+      );
+    },
+    async readEvents(runId, after) {
+      const { rows } = await query(
+        `SELECT n, data FROM ${events} WHERE run_id = $1 AND n > $2 ORDER BY n`,
+        [runId, after],
+      );
+      return rows.map((row) => ({ n: Number(row.n), data: row.data as string }));
+    },
+    async heartbeat(worker, agents) {
+      await query(
+        `INSERT INTO ${workers} (worker_id, agent, seen_at)
+         SELECT $1, agent, clock_timestamp() FROM unnest($2::text[]) AS agent
+         ON CONFLICT (worker_id, agent) DO UPDATE SET seen_at = EXCLUDED.seen_at`,
+        [worker, agents],
+      );
+    },
+    async forgetWorker(worker) {
+      await query(`DELETE FROM ${workers} WHERE worker_id = $1`, [worker]);
+    },
+    async servedAgents(withinMs) {
+      const { rows } = await query(
+        `SELECT DISTINCT agent FROM ${workers}
+         WHERE seen_at > clock_timestamp() - $1 * interval '1 millisecond'`,
+        [withinMs],
+      );
+      return new Set(rows.map((row) => row.agent as string));
+    },
+    async notify(channel, payload) {
+      await query("SELECT pg_notify($1, $2)", [channel, payload]);
+    },
+    listen: (channel, callback) => listener.add(channel, callback),
+    async listRuns(limit) {
+      const { rows } = await query(`SELECT * FROM ${runs} ORDER BY enqueued DESC LIMIT $1`, [
+        limit,
+      ]);
+      return rows.map(recordOf);
+    },
+  };
+}
+
+function recordOf(row: Record<string, unknown>): RunRecord {
+  return {
+    runId: row.run_id as string,
+    sessionId: row.session_id as string,
+    agent: row.agent as string,
+    checkpointId: (row.checkpoint_id as string | null) ?? undefined,
+    jobId: (row.job_id as string | null) ?? undefined,
+    status: row.status as RunStatus,
+    cancelRequested: row.cancel_requested === true,
+    result: (row.result as string | null) ?? undefined,
+  };
+}
+
+async function createTables(pool: PostgresPool, schema: string, relations: string[]) {
+  const [runs, events, workers] = relations as [string, string, string];
+  const check = `SELECT ${relations.map((_, i) => `to_regclass($${i + 1}) IS NOT NULL`).join(" AND ")} AS ready`;
+  if ((await pool.query(check, relations)).rows[0]?.ready === true) return;
+  const client = await pool.connect();
+  let broken = false;
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
+      `skein queue setup ${schema}`,
+    ]);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${runs} (
+      run_id text PRIMARY KEY,
+      session_id text NOT NULL,
+      agent text NOT NULL,
+      checkpoint_id text,
+      job_id text,
+      status text NOT NULL,
+      cancel_requested boolean NOT NULL DEFAULT false,
+      result text,
+      worker text,
+      enqueued bigserial,
+      enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      started_at timestamptz,
+      ended_at timestamptz
+    )`);
+    await client.query(
+      `CREATE INDEX IF NOT EXISTS skein_runs_session_index ON ${runs} (session_id, enqueued)`,
+    );
+    await client.query(`CREATE TABLE IF NOT EXISTS ${events} (
+      run_id text NOT NULL,
+      n integer NOT NULL,
+      data text NOT NULL,
+      PRIMARY KEY (run_id, n)
+    )`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${workers} (
+      worker_id text NOT NULL,
+      agent text NOT NULL,
+      seen_at timestamptz NOT NULL,
+      PRIMARY KEY (worker_id, agent)
+    )`);
+    await client.query("COMMIT");
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => {
+      broken = true;
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * One LISTEN connection per pool, shared by every listener of the process, opened on first use
+ * and closed when the last listener leaves. A broken connection is reopened after a pause;
+ * listeners also poll, so a notification missed meanwhile only delays them.
+ */
+function sharedListener(pool: PostgresPool) {
+  const listeners = new Map<string, Set<(payload: string) => void>>();
+  let client: ListeningClient | undefined;
+  let opening: Promise<void> | undefined;
+  let retry: NodeJS.Timeout | undefined;
+
+  const open = () => {
+    if (client || opening || listeners.size === 0) return;
+    opening = (async () => {
+      const connected = (await pool.connect()) as unknown as ListeningClient;
+      connected.on("error", () => drop(connected));
+      connected.on("notification", ({ channel, payload }) => {
+        for (const callback of listeners.get(channel) ?? []) callback(payload ?? "");
+      });
+      for (const channel of listeners.keys()) await connected.query(`LISTEN ${channel}`);
+      client = connected;
+    })()
+      .catch(() => {
+        retry ??= setTimeout(() => {
+          retry = undefined;
+          open();
+        }, 1_000);
+        retry.unref();
+      })
+      .finally(() => {
+        opening = undefined;
+        if (client && listeners.size === 0) close();
+      });
+  };
+  const drop = (broken: ListeningClient) => {
+    if (client !== broken) return;
+    client = undefined;
+    broken.release(true);
+    open();
+  };
+  const close = () => {
+    const open = client;
+    client = undefined;
+    open?.release(true);
+  };
+  return {
+    add(channel: string, callback: (payload: string) => void): () => void {
+      let set = listeners.get(channel);
+      if (!set) {
+        set = new Set();
+        listeners.set(channel, set);
+        client?.query(`LISTEN ${channel}`).catch(() => drop(client!));
+      }
+      set.add(callback);
+      open();
+      return () => {
+        set.delete(callback);
+        if (set.size === 0) listeners.delete(channel);
+        if (listeners.size === 0) close();
+      };
+    },
+  };
+}

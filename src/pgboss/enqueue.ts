@@ -1,0 +1,170 @@
+// Putting runs on the queue, continuing paused ones, and cancelling them.
+
+import { randomUUID } from "node:crypto";
+import { ConfigurationError } from "../errors.ts";
+import type { Message } from "../model/messages.ts";
+import { assertKnownOptions, assertPrompt, describeValue } from "../options.ts";
+import { logRunEnd, logRunInput } from "../sessions/run-entries.ts";
+import { readSession } from "../sessions/session-view.ts";
+import type { SessionStore } from "../sessions/types.ts";
+import { assertSessionId } from "../sessions/validate.ts";
+import { boardOf, CHANNEL } from "./board.ts";
+import { requirePeers } from "./peers.ts";
+import { checkJobOptions, queueOf, sendRun } from "./queue.ts";
+import type {
+  CancelRunOptions,
+  EnqueuedRun,
+  EnqueueRunOptions,
+  PgBossLike,
+  ResumeRunOptions,
+} from "./types.ts";
+import { checkBoss } from "./worker.ts";
+
+const ENQUEUE_KEYS: ReadonlySet<string> = new Set([
+  "agent",
+  "prompt",
+  "sessionStore",
+  "sessionId",
+  "jobOptions",
+]);
+const RESUME_KEYS: ReadonlySet<string> = new Set([
+  "agent",
+  "sessionStore",
+  "approvals",
+  "toolOutputs",
+  "jobOptions",
+]);
+const CANCEL_KEYS: ReadonlySet<string> = new Set(["agent", "sessionStore", "runId"]);
+
+/** A run's id on the queue (a resumed run gets a new one: each job execution's result is its own). */
+export function newRunId(): string {
+  return `run_${Date.now().toString(36)}_${randomUUID().slice(0, 8)}`;
+}
+
+function checkOptions(prefix: string, options: unknown, keys: ReadonlySet<string>): void {
+  if (typeof options !== "object" || options === null)
+    throw new ConfigurationError(
+      `${prefix}: options are required, received ${describeValue(options)}.`,
+    );
+  assertKnownOptions(prefix, options, keys);
+}
+
+/**
+ * Logs the prompt as the session's next run, then puts the run on its agent's queue; returns at
+ * once. A job never points at a session without its input; the session's last run must have ended.
+ */
+export async function enqueueRun(
+  boss: PgBossLike,
+  options: EnqueueRunOptions,
+): Promise<EnqueuedRun> {
+  const prefix = "enqueueRun()";
+  requirePeers(prefix);
+  checkBoss(prefix, boss);
+  checkOptions(prefix, options, ENQUEUE_KEYS);
+  const queue = queueOf(prefix, options.agent);
+  assertPrompt(prefix, "prompt", options.prompt);
+  const board = boardOf(prefix, options.sessionStore);
+  const sessionId = options.sessionId ?? randomUUID();
+  assertSessionId(prefix, sessionId);
+  const jobOptions = checkJobOptions(prefix, options.jobOptions);
+  const message: Message = { role: "user", content: options.prompt };
+  const { checkpointId } = await logRunInput(options.sessionStore, sessionId, message);
+  const runId = checkpointId;
+  await board.insertRun({ runId, sessionId, agent: options.agent, checkpointId });
+  const jobId = await sendRun(boss, queue, { sessionId, runId }, jobOptions);
+  await board.setJob(runId, jobId);
+  await board.notify(CHANNEL.wake, queue).catch(() => {});
+  return { sessionId, jobId, runId };
+}
+
+/**
+ * Continues a paused run (`approvals`, `toolOutputs` for its pending calls) on a worker; returns
+ * the continuation's own `runId`. The session's log decides what runs: a run that is no longer
+ * paused ends this job with an error result.
+ */
+export async function resumeRun(
+  boss: PgBossLike,
+  sessionId: string,
+  options: ResumeRunOptions,
+): Promise<EnqueuedRun> {
+  const prefix = "resumeRun()";
+  requirePeers(prefix);
+  checkBoss(prefix, boss);
+  assertSessionId(prefix, sessionId);
+  checkOptions(prefix, options, RESUME_KEYS);
+  const queue = queueOf(prefix, options.agent);
+  const jobOptions = checkJobOptions(prefix, options.jobOptions);
+  for (const key of ["approvals", "toolOutputs"] as const) {
+    const value = options[key];
+    if (
+      value !== undefined &&
+      (typeof value !== "object" || value === null || Array.isArray(value))
+    )
+      throw new ConfigurationError(
+        `${prefix}: ${key} must be an object keyed by call id, received ${describeValue(value)}.`,
+      );
+  }
+  const runId = newRunId();
+  const board = options.sessionStore ? boardOf(prefix, options.sessionStore) : undefined;
+  await board?.insertRun({ runId, sessionId, agent: options.agent });
+  const resume: {
+    approvals?: ResumeRunOptions["approvals"];
+    toolOutputs?: Record<string, unknown>;
+  } = {};
+  if (options.approvals) resume.approvals = options.approvals;
+  if (options.toolOutputs) resume.toolOutputs = options.toolOutputs;
+  const jobId = await sendRun(boss, queue, { sessionId, runId, resume }, jobOptions);
+  await board?.setJob(runId, jobId);
+  await board?.notify(CHANNEL.wake, queue).catch(() => {});
+  return { sessionId, jobId, runId };
+}
+
+/**
+ * Cancels a run: a queued one is taken off the queue and its run ended in the session as
+ * aborted; a running one is aborted by its worker (told at once, and checked with each lease
+ * renewal). `waitForRun` then rejects with `AbortError`. `false` when there was nothing to cancel.
+ */
+export async function cancelRun(
+  boss: PgBossLike,
+  sessionId: string,
+  options: CancelRunOptions,
+): Promise<boolean> {
+  const prefix = "cancelRun()";
+  checkBoss(prefix, boss);
+  assertSessionId(prefix, sessionId);
+  checkOptions(prefix, options, CANCEL_KEYS);
+  const queue = queueOf(prefix, options.agent);
+  const board = boardOf(prefix, options.sessionStore);
+  const record =
+    options.runId !== undefined
+      ? await board.getRun(options.runId)
+      : await board.latestRun(sessionId, { unfinished: true });
+  if (!record || record.sessionId !== sessionId) return false;
+  if (record.status !== "queued" && record.status !== "running") return false;
+  await board.requestCancel(record.runId);
+  // Whoever holds the session's lease executes the run: its worker sees the request (notified at
+  // once, and checked with each renewal) and aborts the run, which logs its end. Otherwise no
+  // execution runs it, and it ends here.
+  const store = options.sessionStore as Required<Pick<SessionStore, "lease" | "release">> &
+    SessionStore;
+  const owner = `cancel/${record.runId}/${randomUUID()}`;
+  const lease = await store.lease(sessionId, owner, 30_000);
+  if (!lease.acquired) return true;
+  try {
+    const fresh = await board.getRun(record.runId);
+    if (fresh?.status !== "queued" && fresh?.status !== "running") return true;
+    if (fresh.jobId) await boss.cancel(queue, fresh.jobId).catch(() => {});
+    const view = await readSession(store, sessionId, undefined);
+    const checkpointId = fresh.checkpointId ?? view?.unfinished?.runId;
+    if (checkpointId !== undefined)
+      await logRunEnd(store, sessionId, checkpointId, { subtype: "aborted" });
+    await board.finishRun(
+      record.runId,
+      "cancelled",
+      JSON.stringify({ messages: view?.messages ?? [] }),
+    );
+  } finally {
+    await store.release(sessionId, owner).catch(() => {});
+  }
+  return true;
+}

@@ -1,0 +1,273 @@
+// One execution of a run job: lease the session, decide from the log what is left to do, run it
+// (recovering a crashed execution's run exactly as agent.resume({ sessionId }) does), record the
+// events and the result beside the log, and only then complete the job.
+
+import type { AgentHandle } from "../agents/registry.ts";
+import { AbortError } from "../errors.ts";
+import type { Message } from "../model/messages.ts";
+import type { AgentEvent, ErrorInfo, ResumeOptions, SDKResultMessage } from "../run/types.ts";
+import { loggedRun, logRunEnd, logRunInput } from "../sessions/run-entries.ts";
+import { readSession, type SessionView } from "../sessions/session-view.ts";
+import { isValidSessionId } from "../sessions/validate.ts";
+import type { Board } from "./board.ts";
+import { EventWriter } from "./events.ts";
+import { sendRun } from "./queue.ts";
+import { eventText, failedResult, resultFromLog } from "./results.ts";
+import type { JobOptions, PgBossJob, RunJobData } from "./types.ts";
+import type { WorkerContext } from "./worker.ts";
+
+/** An execution as its worker sees it: the fenced store reads `fenced`. */
+export interface Execution {
+  runId: string;
+  /** Why the execution may log nothing more (lease lost, worker stopping); undefined while it may. */
+  fenced: string | undefined;
+  /** `cancelRun`: abort the run as `signal` does (it is logged as ended). */
+  cancel(): void;
+  /** Fence, then abort: the run stays unfinished in the log for the next execution. */
+  halt(reason: string): void;
+}
+
+interface JobRef {
+  job: PgBossJob<RunJobData>;
+  agent: string;
+  queue: string;
+  onExecution(execution: Execution): void;
+}
+
+let executions = 0;
+
+export async function executeJob(context: WorkerContext, ref: JobRef): Promise<void> {
+  const { boss, board, store } = context;
+  const { job, queue } = ref;
+  const data = job.data;
+  if (!isRunJob(data)) {
+    await boss.complete(queue, job.id, { error: "not a skein run job" });
+    context.report(
+      new Error(
+        `Job ${job.id} on ${queue} is not a skein run job ({ sessionId, runId }); completed without running.`,
+      ),
+    );
+    return;
+  }
+  const owner = `${context.id}/${job.id}/${++executions}`;
+  const lease = await store.lease(data.sessionId, owner, context.leaseMs);
+  if (!lease.acquired) {
+    // Another execution works on the session (or died holding it): come back when its lease
+    // ends, without spending a retry on waiting.
+    const startAfter = new Date(Date.now() + Math.max(lease.expiresInMs, 100));
+    const next = await sendRun(boss, queue, data, jobOptionsOf(job), { startAfter });
+    await board.setJob(data.runId, next).catch(context.report);
+    await boss.complete(queue, job.id, { deferredTo: next });
+    return;
+  }
+  const controller = new AbortController();
+  const execution: Execution = {
+    runId: data.runId,
+    fenced: undefined,
+    cancel: () => controller.abort(new Error("cancelRun")),
+    halt: (reason) => {
+      execution.fenced ??= reason;
+      controller.abort(new Error(reason));
+    },
+  };
+  ref.onExecution(execution);
+  const renewal = keepLease(context, data, owner, execution);
+  let release = true;
+  try {
+    await context.current.run(execution, () =>
+      runJob(context, ref, data, execution, controller.signal),
+    );
+  } catch (error) {
+    // Fenced: the lease is not ours to release (or the worker stops and releases nothing early).
+    if (execution.fenced) release = false;
+    throw error;
+  } finally {
+    clearInterval(renewal);
+    if (release) await store.release(data.sessionId, owner).catch(context.report);
+  }
+  await boss.complete(queue, job.id);
+}
+
+/** Renews the lease every third of its time, and looks for a cancel request at the same time. */
+function keepLease(
+  context: WorkerContext,
+  data: RunJobData,
+  owner: string,
+  execution: Execution,
+): NodeJS.Timeout {
+  let renewedAt = Date.now();
+  const timer = setInterval(
+    async () => {
+      try {
+        const held = await context.store.renew(data.sessionId, owner, context.leaseMs);
+        if (!held) return execution.halt("its lease on the session was taken over");
+        renewedAt = Date.now();
+        if ((await context.board.getRun(data.runId))?.cancelRequested) execution.cancel();
+      } catch (error) {
+        context.report(error);
+        // The database is unreachable: past the lease's time another execution may take over.
+        if (Date.now() - renewedAt >= context.leaseMs)
+          execution.halt("its lease on the session could not be renewed");
+      }
+    },
+    Math.max(50, Math.floor(context.leaseMs / 3)),
+  );
+  timer.unref();
+  return timer;
+}
+
+async function runJob(
+  context: WorkerContext,
+  ref: JobRef,
+  data: RunJobData,
+  execution: Execution,
+  signal: AbortSignal,
+): Promise<void> {
+  const { board, store } = context;
+  const { sessionId, runId } = data;
+  const record = await board.getRun(runId);
+  if (record && record.status !== "queued" && record.status !== "running") return; // done before
+  let view = await readSession(store, sessionId, undefined);
+  let checkpointId = record?.checkpointId;
+  if (data.handoff !== undefined && !view && data.prompt !== undefined) {
+    // A handoff creates its session on first delivery (a retried delivery finds it).
+    const message: Message = { role: "user", content: data.prompt };
+    checkpointId = (await logRunInput(store, sessionId, message)).checkpointId;
+    view = await readSession(store, sessionId, undefined);
+  }
+  const fail = (error: ErrorInfo) =>
+    finish(
+      board,
+      { runId, sessionId, agent: ref.agent, checkpointId: checkpointId ?? "", worker: context.id },
+      "ended",
+      failedResult(sessionId, checkpointId, view, error),
+    );
+  if (!view)
+    return fail({
+      name: "SessionError",
+      message: `Session "${sessionId}" does not exist: a run job must point at a session holding its input (enqueue runs with enqueueRun).`,
+    });
+  checkpointId ??= data.handoff !== undefined ? view.checkpoints[0]?.id : view.unfinished?.runId;
+  if (checkpointId === undefined)
+    return fail({
+      name: "ResumeError",
+      message: `Session "${sessionId}" has no unfinished run to ${data.resume ? "resume" : "execute"} (its last run ended).`,
+    });
+  const logged = loggedRun(view, checkpointId);
+  const started = { runId, sessionId, agent: ref.agent, checkpointId, worker: context.id };
+  if (logged.state === "missing")
+    return fail({
+      name: "SessionError",
+      message: `Session "${sessionId}" holds no run ${checkpointId}.`,
+    });
+  if (logged.state === "ended")
+    return finish(board, started, "ended", resultFromLog(view, checkpointId, logged.end));
+  if (logged.state === "paused" && !data.resume)
+    return finish(board, started, "paused", resultFromLog(view, checkpointId, undefined));
+  if (record?.cancelRequested) {
+    await logRunEnd(store, sessionId, checkpointId, { subtype: "aborted" });
+    return finish(board, started, "cancelled", resultFromLog(view, checkpointId, undefined));
+  }
+  const handle = handleFor(context, ref.agent, data);
+  const options: ResumeOptions = { signal };
+  // Approvals answer a paused run's calls; a resume whose first execution died after taking the
+  // run over finds it interrupted, and its calls ask again.
+  if (logged.state === "paused" && data.resume) Object.assign(options, data.resume);
+  await board.startRun(started);
+  const writer = new EventWriter(board, runId, await board.nextEventNumber(runId), context.report);
+  let result: SDKResultMessage | undefined;
+  try {
+    for await (const event of handle.agent().resumeStream({ sessionId }, options)) {
+      writer.push(eventText(event as AgentEvent));
+      if (event.type === "result") result = event as SDKResultMessage;
+    }
+  } catch (error) {
+    await writer.close().catch(context.report);
+    if (error instanceof AbortError && !execution.fenced) {
+      // Cancelled: the engine logged the run's end as aborted.
+      return finish(
+        board,
+        started,
+        "cancelled",
+        JSON.stringify({
+          messages: error.messages,
+          numTurns: error.numTurns,
+          usage: error.usage,
+          totalUsage: error.totalUsage,
+        }),
+      );
+    }
+    throw error;
+  }
+  await writer.close();
+  if (!result) throw new Error(`The run of session "${sessionId}" ended without a result.`);
+  if (execution.fenced)
+    throw new Error(`Execution of session "${sessionId}" was fenced: ${execution.fenced}.`);
+  if (result.isError && result.error?.name === "SessionStoreError") {
+    // The log could not be written: the run is not over. The job fails (and is retried); the next
+    // execution recovers it from the log. Reading the log may fail too: that also fails the job.
+    const now = loggedRun(await readSession(store, sessionId, undefined), checkpointId);
+    if (now.state !== "ended")
+      throw new Error(
+        `The session store failed during the run of session "${sessionId}": ${result.error.message}`,
+      );
+  }
+  await finish(board, started, result.subtype === "paused" ? "paused" : "ended", result);
+}
+
+async function finish(
+  board: Board,
+  started: {
+    runId: string;
+    sessionId: string;
+    agent: string;
+    checkpointId: string;
+    worker: string;
+  },
+  status: "ended" | "paused" | "cancelled",
+  result: SDKResultMessage | string,
+): Promise<void> {
+  await board.startRun(started);
+  await board.finishRun(
+    started.runId,
+    status,
+    typeof result === "string" ? result : eventText(result),
+  );
+}
+
+/** The agent that runs the job: a handoff's narrowed by the restrictions its sender posted. */
+function handleFor(context: WorkerContext, agent: string, data: RunJobData): AgentHandle {
+  const handle = context.handles.get(agent)!;
+  const carried = data.restrictions;
+  if (!carried) return handle;
+  const narrowing =
+    carried.deny.length +
+      carried.ask.length +
+      carried.hidden.length +
+      (carried.allowed?.length ?? 0) >
+    0;
+  return narrowing ? handle.narrowed(carried) : handle;
+}
+
+function isRunJob(data: unknown): data is RunJobData {
+  const candidate = data as Partial<RunJobData> | null;
+  return (
+    typeof candidate === "object" &&
+    candidate !== null &&
+    isValidSessionId(candidate.sessionId) &&
+    typeof candidate.runId === "string" &&
+    candidate.runId !== ""
+  );
+}
+
+/** A job's own send options, for the job that defers it. */
+function jobOptionsOf(job: PgBossJob): JobOptions {
+  const meta = job as PgBossJob & Record<string, unknown>;
+  const options: JobOptions = {};
+  for (const key of ["retryLimit", "retryDelay", "retryBackoff", "priority"])
+    if (meta[key] !== undefined && meta[key] !== null) options[key] = meta[key];
+  if (meta.expireInSeconds !== undefined) options.expireInSeconds = Number(meta.expireInSeconds);
+  return options;
+}
+
+export type { SessionView };

@@ -1,0 +1,115 @@
+// Results and events as the queue keeps them: JSON text, and the result of a run no engine
+// finished in this execution (ended in its log already, never run, or cancelled).
+
+import { AbortError } from "../errors.ts";
+import { addUsage, emptyUsage } from "../model/messages.ts";
+import { pendingOf } from "../run/tree.ts";
+import type { AgentEvent, ErrorInfo, SDKResultMessage } from "../run/types.ts";
+import type { SessionView } from "../sessions/session-view.ts";
+
+/**
+ * An event or result as JSON text. Tools may put anything in `details` or `update`: values JSON
+ * cannot hold become what they say (an error its name and message, a bigint its digits), and an
+ * event that still cannot be written (a cycle) keeps its type and says why.
+ */
+export function eventText(event: AgentEvent): string {
+  try {
+    return JSON.stringify(event, jsonSafe);
+  } catch (error) {
+    return JSON.stringify({
+      type: event.type,
+      unserializable: error instanceof Error ? error.message : String(error),
+    });
+  }
+}
+
+function jsonSafe(_key: string, value: unknown): unknown {
+  if (typeof value === "bigint") return value.toString();
+  if (value instanceof Error) return { name: value.name, message: value.message };
+  return value;
+}
+
+/** The result of a run that ended with `error` before (or without) any engine running it. */
+export function failedResult(
+  sessionId: string,
+  checkpointId: string | undefined,
+  view: SessionView | undefined,
+  error: ErrorInfo,
+): SDKResultMessage {
+  const result: SDKResultMessage = {
+    type: "result",
+    subtype: "error_during_execution",
+    result: "",
+    isError: true,
+    numTurns: 0,
+    sessionId,
+    usage: emptyUsage(),
+    totalUsage: emptyUsage(),
+    durationMs: 0,
+    messages: view?.messages ?? [],
+    steps: [],
+    error,
+  };
+  if (checkpointId !== undefined) result.checkpointId = checkpointId;
+  return result;
+}
+
+/**
+ * The result of a run that its log shows ended or paused, for an execution that finds it so (the
+ * worker that ran it died before recording its result): what the log keeps, without the events.
+ */
+export function resultFromLog(
+  view: SessionView,
+  checkpointId: string,
+  end: { subtype: string; result?: string; error?: ErrorInfo } | undefined,
+): SDKResultMessage {
+  const usage = emptyUsage();
+  let numTurns = 0;
+  for (const { entry } of view.entries) {
+    if (entry.type === "input" || !("runId" in entry) || entry.runId !== checkpointId) continue;
+    if (entry.type === "reply") addUsage(usage, entry.usage);
+    if (entry.type === "reply" || entry.type === "partial") numTurns++;
+  }
+  const result: SDKResultMessage = {
+    type: "result",
+    subtype: "success",
+    result: end?.result ?? "",
+    isError: false,
+    numTurns,
+    sessionId: view.sessionId,
+    checkpointId,
+    usage,
+    totalUsage: { ...usage },
+    durationMs: 0,
+    messages: view.messages,
+    steps: [],
+  };
+  const paused = view.unfinished?.pausedState;
+  if (!end && paused) {
+    result.subtype = "paused";
+    result.state = paused;
+    result.pending = pendingOf(paused);
+    return result;
+  }
+  if (end && end.subtype !== "success") {
+    result.subtype =
+      end.subtype === "error_max_turns" ? "error_max_turns" : "error_during_execution";
+    result.isError = true;
+    if (end.error) result.error = end.error;
+  }
+  return result;
+}
+
+/** How a cancelled run rejects, as an aborted run does in one process. */
+export function cancelledError(stored: string | undefined, sessionId: string): AbortError {
+  const result = stored ? (JSON.parse(stored) as Partial<SDKResultMessage>) : {};
+  const options: ConstructorParameters<typeof AbortError>[0] = {
+    messages: result.messages ?? [],
+    sessionId,
+    reason: "cancelRun",
+  };
+  if (result.numTurns !== undefined) options.numTurns = result.numTurns;
+  if (result.usage) options.usage = result.usage;
+  if (result.totalUsage) options.totalUsage = result.totalUsage;
+  return new AbortError(options);
+}

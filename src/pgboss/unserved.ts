@@ -1,0 +1,63 @@
+// Jobs for agents no live worker serves are not left on the queue forever: any worker ends them
+// with a clear error, stored as the run's end (in its session) and result, and completes them.
+
+import { logRunEnd } from "../sessions/run-entries.ts";
+import { readSession } from "../sessions/session-view.ts";
+import { isValidSessionId } from "../sessions/validate.ts";
+import { QUEUE_PREFIX } from "./queue.ts";
+import { eventText, failedResult } from "./results.ts";
+import type { PgBossJob, RunJobData } from "./types.ts";
+import type { WorkerContext } from "./worker.ts";
+
+export async function drainUnserved(
+  context: WorkerContext,
+  options: { graceMs: number; served: Set<string> },
+): Promise<void> {
+  const { boss, board, store } = context;
+  const live = await board.servedAgents(options.graceMs);
+  for (const { name: queue } of await boss.getQueues()) {
+    if (!queue.startsWith(QUEUE_PREFIX)) continue;
+    const agent = queue.slice(QUEUE_PREFIX.length);
+    if (options.served.has(agent) || live.has(agent)) continue;
+    const jobs = (await boss.fetch(queue, { batchSize: 20 })) as PgBossJob<RunJobData>[];
+    for (const job of jobs) {
+      const { sessionId, runId } = (job.data ?? {}) as Partial<RunJobData>;
+      const error = {
+        name: "ConfigurationError",
+        message: `unknown agent "${agent}": no worker serves it (no worker registered it within ${options.graceMs} ms). Start a worker with this agent, then enqueue the run again.`,
+      };
+      if (isValidSessionId(sessionId) && typeof runId === "string" && runId !== "") {
+        const owner = `${context.id}/drain/${job.id}`;
+        const lease = await store.lease(sessionId, owner, context.leaseMs);
+        if (!lease.acquired) continue; // someone works on it after all: its job expires and returns
+        try {
+          const record = await board.getRun(runId);
+          const view = await readSession(store, sessionId, undefined);
+          const checkpointId = record?.checkpointId ?? view?.unfinished?.runId;
+          if (checkpointId !== undefined)
+            await logRunEnd(store, sessionId, checkpointId, {
+              subtype: "error_during_execution",
+              error,
+            });
+          const after = await readSession(store, sessionId, undefined);
+          const started = {
+            runId,
+            sessionId,
+            agent,
+            checkpointId: checkpointId ?? "",
+            worker: context.id,
+          };
+          await board.startRun(started);
+          await board.finishRun(
+            runId,
+            "ended",
+            eventText(failedResult(sessionId, checkpointId, after, error)),
+          );
+        } finally {
+          await store.release(sessionId, owner).catch(context.report);
+        }
+      }
+      await boss.complete(queue, job.id, { error: error.message });
+    }
+  }
+}

@@ -1,0 +1,73 @@
+// A run's first and last entries written from outside the engine: a job queue logs a run's input
+// when it is enqueued (a job never points at a session without its input), and ends a run no
+// engine will execute (cancelled while queued, or for an agent nobody serves).
+
+import { randomUUID } from "node:crypto";
+import { SessionError } from "../errors.ts";
+import type { Message } from "../model/messages.ts";
+import type { ErrorInfo } from "../run/types.ts";
+import { encodeEntry, type LogEntry } from "./log-entries.ts";
+import { readSession, type SessionView } from "./session-view.ts";
+import type { SessionStore } from "./types.ts";
+
+/** A checkpoint id: sortable by time, unique across processes. */
+export function newCheckpointId(): string {
+  return `cp_${Date.now().toString(36)}_${randomUUID().slice(0, 8)}`;
+}
+
+/**
+ * Logs `message` as a new run's input, as `run(prompt, { sessionId })` would before its first
+ * model call; `agent.resume({ sessionId })` then runs it. The session's last run must have ended.
+ * Two callers racing on one session: the expected-seq check lets one win.
+ */
+export async function logRunInput(
+  store: SessionStore,
+  sessionId: string,
+  message: Message,
+): Promise<{ checkpointId: string; seq: number }> {
+  const view = await readSession(store, sessionId, undefined);
+  if (view && view.status !== "idle")
+    throw new SessionError(
+      `Session "${sessionId}" has an unfinished run (${view.status}); wait for it to end (or resume or cancel it) before enqueueing another.`,
+      { code: "unfinished", sessionId },
+    );
+  const checkpointId = newCheckpointId();
+  const seq = (view?.lastSeq ?? 0) + 1;
+  const entry: LogEntry = { type: "input", runId: checkpointId, checkpointId, message };
+  await store.append(sessionId, seq, [encodeEntry(entry)]);
+  return { checkpointId, seq };
+}
+
+/** Where the run that `checkpointId` opened stands in a session's log. */
+export type LoggedRun =
+  | { state: "missing" }
+  | { state: "unfinished" | "paused" }
+  | { state: "ended"; end: Extract<LogEntry, { type: "end" }> };
+
+export function loggedRun(view: SessionView | undefined, checkpointId: string): LoggedRun {
+  if (!view) return { state: "missing" };
+  if (view.unfinished?.runId === checkpointId)
+    return { state: view.status === "paused" ? "paused" : "unfinished" };
+  for (let i = view.entries.length - 1; i >= 0; i--) {
+    const { entry } = view.entries[i]!;
+    if (entry.type === "end" && entry.runId === checkpointId) return { state: "ended", end: entry };
+  }
+  return { state: "missing" };
+}
+
+/**
+ * Ends the session's unfinished run `checkpointId` with `end` (a run no engine will execute).
+ * `false` when that run is not the session's unfinished one (it ended, or never was).
+ */
+export async function logRunEnd(
+  store: SessionStore,
+  sessionId: string,
+  checkpointId: string,
+  end: { subtype: "aborted" | "error_during_execution"; error?: ErrorInfo },
+): Promise<boolean> {
+  const view = await readSession(store, sessionId, undefined);
+  if (view?.unfinished?.runId !== checkpointId) return false;
+  const entry: LogEntry = { type: "end", runId: checkpointId, ...end };
+  await store.append(sessionId, view.lastSeq + 1, [encodeEntry(entry)]);
+  return true;
+}
