@@ -59,7 +59,7 @@ export async function runNext(
   return { ...result, task };
 }
 
-function isRestrictions(value: unknown): value is Restrictions {
+export function isRestrictions(value: unknown): value is Restrictions {
   const candidate = value as Partial<Restrictions> | null;
   const strings = (list: unknown) =>
     Array.isArray(list) && list.every((entry) => typeof entry === "string");

@@ -3,6 +3,7 @@
 // events and the result beside the log, and only then complete the job.
 
 import type { AgentHandle } from "../agents/registry.ts";
+import { isRestrictions } from "../agents/run-next.ts";
 import { AbortError } from "../errors.ts";
 import type { Message } from "../model/messages.ts";
 import type { AgentEvent, ErrorInfo, ResumeOptions, SDKResultMessage } from "../run/types.ts";
@@ -135,13 +136,21 @@ async function runJob(
     checkpointId = (await logRunInput(store, sessionId, message)).checkpointId;
     view = await readSession(store, sessionId, undefined);
   }
-  const fail = (error: ErrorInfo) =>
-    finish(
-      board,
-      { runId, sessionId, agent: ref.agent, checkpointId: checkpointId ?? "", worker: context.id },
-      "ended",
-      failedResult(sessionId, checkpointId, view, error),
-    );
+  /** Ends the job's run with `error`: in its session too, when the log shows it unfinished. */
+  const fail = async (error: ErrorInfo) => {
+    if (checkpointId !== undefined && view?.unfinished?.runId === checkpointId) {
+      await logRunEnd(store, sessionId, checkpointId, { subtype: "error_during_execution", error });
+      view = await readSession(store, sessionId, undefined);
+    }
+    const started = {
+      runId,
+      sessionId,
+      agent: ref.agent,
+      checkpointId: checkpointId ?? "",
+      worker: context.id,
+    };
+    await finish(board, started, "ended", failedResult(sessionId, checkpointId, view, error));
+  };
   if (!view)
     return fail({
       name: "SessionError",
@@ -168,6 +177,13 @@ async function runJob(
     await logRunEnd(store, sessionId, checkpointId, { subtype: "aborted" });
     return finish(board, started, "cancelled", resultFromLog(view, checkpointId, undefined));
   }
+  // A handoff always carries its sender's restrictions: without them the task could do more than
+  // its sender was allowed to, so it is refused (fail closed), as runNext refuses it.
+  if (data.from !== undefined && !isRestrictions(data.restrictions))
+    return fail({
+      name: "ConfigurationError",
+      message: `Handoff ${data.handoff ?? runId} came without the restrictions its sender posted; it was not run.`,
+    });
   const handle = handleFor(context, ref.agent, data);
   const options: ResumeOptions = { signal };
   // Approvals answer a paused run's calls; a resume whose first execution died after taking the

@@ -6,6 +6,7 @@ import { assertKnownOptions, describeValue } from "../options.ts";
 import type { AgentEvent, SDKResultMessage } from "../run/types.ts";
 import { assertSessionId } from "../sessions/validate.ts";
 import { type Board, boardOf, CHANNEL, type RunRecord } from "./board.ts";
+import { HANDOFF_PREFIX } from "./mailbox.ts";
 import { cancelledError } from "./results.ts";
 import type { FollowRunOptions, WaitForRunOptions } from "./types.ts";
 
@@ -143,6 +144,8 @@ async function watcher(
 
 async function latestRunId(board: Board, sessionId: string): Promise<string> {
   const latest = await board.latestRun(sessionId);
+  // A handoff's run is named after its session; its record appears when a worker takes it.
+  if (!latest && sessionId.startsWith(HANDOFF_PREFIX)) return sessionId;
   if (!latest)
     throw new SessionError(
       `No run of session "${sessionId}" was enqueued (enqueueRun records one); pass the runId it returned.`,

@@ -9,6 +9,9 @@ import { checkJobOptions, queueOf, sendRun } from "./queue.ts";
 import type { JobOptions, PgBossJob, PgBossLike, RunJobData } from "./types.ts";
 import { checkBoss } from "./worker.ts";
 
+/** A handoff's session (and run) id is this prefix and its message id. */
+export const HANDOFF_PREFIX = "handoff-";
+
 const MAILBOX_KEYS: ReadonlySet<string> = new Set(["jobOptions"]);
 
 export function pgBossMailbox(boss: PgBossLike, options?: { jobOptions?: JobOptions }): Mailbox {
@@ -23,8 +26,8 @@ export function pgBossMailbox(boss: PgBossLike, options?: { jobOptions?: JobOpti
       const posted = checkPost(message);
       const queue = queueOf("pgBossMailbox.post()", posted.to);
       const data: RunJobData = {
-        sessionId: `handoff-${posted.id}`,
-        runId: `handoff-${posted.id}`,
+        sessionId: HANDOFF_PREFIX + posted.id,
+        runId: HANDOFF_PREFIX + posted.id,
         prompt: posted.prompt,
         handoff: posted.id,
       };
