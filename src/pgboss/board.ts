@@ -13,6 +13,16 @@ import type { SessionStore } from "../sessions/types.ts";
 
 export type RunStatus = "queued" | "running" | "paused" | "ended" | "cancelled";
 
+export interface StartedRun {
+  runId: string;
+  sessionId: string;
+  agent: string;
+  checkpointId: string;
+  worker: string;
+  /** The job being executed. */
+  jobId?: string;
+}
+
 /** One enqueued run, as the board keeps it. */
 export interface RunRecord {
   runId: string;
@@ -54,14 +64,13 @@ export interface Board {
   setJob(runId: string, jobId: string): Promise<void>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   latestRun(sessionId: string, options?: { unfinished?: boolean }): Promise<RunRecord | undefined>;
-  /** Marks the run running (creating its record when the job came without one). */
-  startRun(run: {
-    runId: string;
-    sessionId: string;
-    agent: string;
-    checkpointId: string;
-    worker: string;
-  }): Promise<void>;
+  /** Marks the run running under its job (creating its record when the job came without one). */
+  startRun(run: StartedRun): Promise<void>;
+  /**
+   * Runs marked running for more than `olderThanMs` whose session lease is gone or expired that
+   * long: the execution that ran them died (or lost the database) without settling its job.
+   */
+  orphanedRuns(olderThanMs: number): Promise<{ runId: string; agent: string; jobId: string }[]>;
   /** Ends (or pauses) the run with its result, unless it ended already; notifies watchers. */
   finishRun(runId: string, status: "ended" | "paused" | "cancelled", result: string): Promise<void>;
   requestCancel(runId: string): Promise<void>;
@@ -110,6 +119,7 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
   const runs = `${s}.skein_runs`;
   const events = `${s}.skein_run_events`;
   const workers = `${s}.skein_workers`;
+  const leases = `${s}.skein_leases`; // the store's own (postgres-sql.ts)
   let setup: Promise<void> | undefined;
   const ready = () => {
     setup ??= internals
@@ -153,13 +163,25 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
     },
     async startRun(run) {
       await query(
-        `INSERT INTO ${runs} (run_id, session_id, agent, checkpoint_id, status, worker, started_at)
-         VALUES ($1, $2, $3, $4, 'running', $5, clock_timestamp())
+        `INSERT INTO ${runs} (run_id, session_id, agent, checkpoint_id, job_id, status, worker, started_at)
+         VALUES ($1, $2, $3, $4, $6, 'running', $5, clock_timestamp())
          ON CONFLICT (run_id) DO UPDATE SET status = 'running', checkpoint_id = $4, worker = $5,
-           started_at = COALESCE(${runs}.started_at, clock_timestamp())
+           job_id = COALESCE($6, ${runs}.job_id), started_at = clock_timestamp()
          WHERE ${runs}.status IN ('queued', 'running')`,
-        [run.runId, run.sessionId, run.agent, run.checkpointId, run.worker],
+        [run.runId, run.sessionId, run.agent, run.checkpointId, run.worker, run.jobId ?? null],
       );
+    },
+    async orphanedRuns(olderThanMs) {
+      const { rows } = await query(
+        `SELECT r.run_id, r.agent, r.job_id FROM ${runs} r
+         LEFT JOIN ${leases} l ON l.session_id = r.session_id
+         WHERE r.status = 'running' AND r.job_id IS NOT NULL
+           AND r.started_at < clock_timestamp() - $1 * interval '1 millisecond'
+           AND (l.session_id IS NULL OR l.expires_at < clock_timestamp() - $1 * interval '1 millisecond')
+         LIMIT 50`,
+        [olderThanMs],
+      );
+      return rows.map((row) => ({ runId: row.run_id, agent: row.agent, jobId: row.job_id }));
     },
     async finishRun(runId, status, result) {
       await query(

@@ -10,7 +10,7 @@ import type { AgentEvent, ErrorInfo, ResumeOptions, SDKResultMessage } from "../
 import { loggedRun, logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession, type SessionView } from "../sessions/session-view.ts";
 import { isValidSessionId } from "../sessions/validate.ts";
-import type { Board } from "./board.ts";
+import type { Board, StartedRun } from "./board.ts";
 import { EventWriter } from "./events.ts";
 import { sendRun } from "./queue.ts";
 import { eventText, failedResult, resultFromLog } from "./results.ts";
@@ -37,7 +37,11 @@ interface JobRef {
 
 let executions = 0;
 
-export async function executeJob(context: WorkerContext, ref: JobRef): Promise<void> {
+/**
+ * Executes one job; resolves with the job's output once it may be completed, rejects when the
+ * job must fail (and be retried). The worker settles the job with pg-boss.
+ */
+export async function executeJob(context: WorkerContext, ref: JobRef): Promise<object | undefined> {
   const { boss, board, store } = context;
   const { job, queue } = ref;
   const data = job.data;
@@ -58,8 +62,7 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<v
     const startAfter = new Date(Date.now() + Math.max(lease.expiresInMs, 100));
     const next = await sendRun(boss, queue, data, jobOptionsOf(job), { startAfter });
     await board.setJob(data.runId, next).catch(context.report);
-    await boss.complete(queue, job.id, { deferredTo: next });
-    return;
+    return { deferredTo: next };
   }
   const controller = new AbortController();
   const execution: Execution = {
@@ -86,7 +89,7 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<v
     clearInterval(renewal);
     if (release) await store.release(data.sessionId, owner).catch(context.report);
   }
-  await boss.complete(queue, job.id);
+  return undefined;
 }
 
 /** Renews the lease every third of its time, and looks for a cancel request at the same time. */
@@ -163,7 +166,14 @@ async function runJob(
       message: `Session "${sessionId}" has no unfinished run to ${data.resume ? "resume" : "execute"} (its last run ended).`,
     });
   const logged = loggedRun(view, checkpointId);
-  const started = { runId, sessionId, agent: ref.agent, checkpointId, worker: context.id };
+  const started = {
+    runId,
+    sessionId,
+    agent: ref.agent,
+    checkpointId,
+    worker: context.id,
+    jobId: ref.job.id,
+  };
   if (logged.state === "missing")
     return fail({
       name: "SessionError",
@@ -233,13 +243,7 @@ async function runJob(
 
 async function finish(
   board: Board,
-  started: {
-    runId: string;
-    sessionId: string;
-    agent: string;
-    checkpointId: string;
-    worker: string;
-  },
+  started: StartedRun,
   status: "ended" | "paused" | "cancelled",
   result: SDKResultMessage | string,
 ): Promise<void> {

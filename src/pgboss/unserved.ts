@@ -9,6 +9,26 @@ import { eventText, failedResult } from "./results.ts";
 import type { PgBossJob, RunJobData } from "./types.ts";
 import type { WorkerContext } from "./worker.ts";
 
+/**
+ * Hands out again, without waiting for pg-boss's expiry, the job of a run whose execution died:
+ * the session's lease is the heartbeat (renewed every third of its time), so a run marked running
+ * whose lease is gone or expired has nobody executing it. Failing its still-active job lets
+ * pg-boss retry it, and the next execution recovers the run from the log. A holder that was only
+ * cut off finds its lease taken at its next renewal and stops (it is fenced first).
+ */
+export async function failOrphans(context: WorkerContext): Promise<void> {
+  const { boss, board } = context;
+  for (const orphan of await board.orphanedRuns(context.leaseMs)) {
+    const queue = QUEUE_PREFIX + orphan.agent;
+    const job = await boss.getJobById(queue, orphan.jobId);
+    if (job?.state !== "active") continue;
+    await boss.fail(queue, orphan.jobId, {
+      error:
+        "the execution running it stopped renewing its session lease (its worker died or lost the database)",
+    });
+  }
+}
+
 export async function drainUnserved(
   context: WorkerContext,
   options: { graceMs: number; served: Set<string> },

@@ -3,6 +3,7 @@
 
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { createAgent } from "../agent.ts";
 import { type AgentHandle, handleOf } from "../agents/registry.ts";
 import { AbortError, ConfigurationError, SessionStoreError } from "../errors.ts";
@@ -14,7 +15,7 @@ import { type Execution, executeJob } from "./execution.ts";
 import { requirePeers } from "./peers.ts";
 import { ensureQueue, QUEUE_PREFIX, queueOf } from "./queue.ts";
 import type { PgBossJob, PgBossLike, RunJobData, Worker, WorkerOptions } from "./types.ts";
-import { drainUnserved } from "./unserved.ts";
+import { drainUnserved, failOrphans } from "./unserved.ts";
 
 const WORKER_OPTION_KEYS: ReadonlySet<string> = new Set([
   "sessionStore",
@@ -124,8 +125,31 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
       },
       Math.max(200, Math.floor(graceMs / 2)),
     ),
+    setInterval(
+      () => {
+        if (!stopping) failOrphans(context).catch(context.report);
+      },
+      Math.max(500, leaseMs),
+    ),
   ];
+  for (const timer of timers) timer.unref();
 
+  /**
+   * Completes or fails a job, retrying while the database is away: a job left active would block
+   * its session's next job (and pg-boss's singleton fetch) until its expiry.
+   */
+  const settle = async (call: () => Promise<unknown>) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await call();
+        return;
+      } catch (error) {
+        context.report(error);
+        if (stopping && attempt >= 3) return; // the orphan sweep or pg-boss's expiry settles it
+        await sleep(Math.min(250 * 2 ** attempt, 15_000));
+      }
+    }
+  };
   const start = (job: PgBossJob<RunJobData>, agent: string, queue: string) => {
     const key = `${job.id}#${Math.random()}`;
     const holder = {} as { execution: Execution; done: Promise<void> };
@@ -133,9 +157,18 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
       job,
       agent,
       queue,
-      onExecution: (e) => (holder.execution = e),
+      onExecution: (execution) => {
+        holder.execution = execution;
+      },
     })
-      .catch(context.report)
+      .then(
+        (output) => settle(() => boss.complete(queue, job.id, output)),
+        (error) => {
+          context.report(error);
+          const message = error instanceof Error ? error.message : String(error);
+          return settle(() => boss.fail(queue, job.id, { error: message }));
+        },
+      )
       .finally(() => {
         running.delete(key);
         nudge();
