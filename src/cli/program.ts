@@ -2,7 +2,9 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { createAgent, SkeinError } from "../index.ts";
 import type { McpServer } from "../mcp/index.ts";
+import { DATABASE_ENV } from "./database.ts";
 import { runDemo } from "./demo.ts";
+import type { EnqueueFlags } from "./enqueue.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
 import { askForMcpCalls, chooseMcpServers, readMcpConfig } from "./mcp.ts";
@@ -22,6 +24,7 @@ import {
   requireCliStore,
 } from "./sessions.ts";
 import { printError, processTerminal, type Terminal } from "./terminal.ts";
+import type { WorkerFlags } from "./worker.ts";
 
 interface RunFlags extends ProviderFlags {
   maxTurns?: number;
@@ -40,6 +43,7 @@ Environment:
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   for --provider anthropic (the base URL without /v1)
   OPENAI_API_KEY, OPENAI_BASE_URL         for --provider openai (the base URL with /v1)
   A key is needed only for the provider's own host; --base-url for a local server needs none.
+  DATABASE_URL                            for skein worker and skein enqueue (see their --help)
 
 Examples:
   skein "what does this repository do?"
@@ -49,6 +53,8 @@ Examples:
   skein --mcp-server fs --allow "mcp__fs__read_*" "summarise the notes"
   skein sessions
   skein demo
+  skein worker --database-url postgres://localhost/app --agents ./agents.js
+  skein enqueue --database-url postgres://localhost/app --agent researcher --wait "hello"
 
 Every run is logged in .skein/sessions.db of the working directory (when the better-sqlite3
 package is installed); the session id is printed at the end.
@@ -57,6 +63,35 @@ MCP servers: a .mcp.json in the working directory ({ "mcpServers": { "name": { "
 "args", "env" } | { "url", "headers" } } }) names servers to start. Each starts only when you
 approve it on the terminal, or name it with --mcp-server; off a terminal the others do not
 start. Their tools are mcp__<server>__<tool>, and each call asks unless an --allow rule covers it.`;
+
+const DATABASE_URL_HELP = `the Postgres database of the queue and the sessions, such as postgres://user:password@host:5432/db (default: $${DATABASE_ENV})`;
+
+const WORKER_HELP = `
+The worker runs until SIGINT (Ctrl-C) or SIGTERM, then stops taking runs and waits up to 30 s for
+its running ones (what is left is recovered by the next worker, as after a crash) and exits 0; a
+second signal quits at once. Errors it recovers from (a lost connection, a failed job) are logged
+on stderr.
+
+Environment:
+  ${DATABASE_ENV}   stands in for --database-url
+
+Example:
+  skein worker --database-url postgres://localhost/app --agents ./agents.js --concurrency 4`;
+
+const ENQUEUE_HELP = `
+Prints "session <id>" and "run <id>" (on stderr with --wait, whose stdout is the answer). With
+--wait, exits 1 when the run did not succeed, and 130 on Ctrl-C (the run goes on).
+
+Environment:
+  ${DATABASE_ENV}   stands in for --database-url
+
+Example:
+  skein enqueue --database-url postgres://localhost/app --agent researcher --wait "summarise the notes"`;
+
+const SESSIONS_HELP = `
+With --database-url the status is idle, paused or interrupted as the session's log says, or queued
+or running while its latest run is on the queue. ${DATABASE_ENV} is not read: without the flag, the
+workspace's .skein/sessions.db is listed.`;
 
 /**
  * Parses `argv` (without `node` and the script) and runs the command. Resolves with the exit
@@ -125,10 +160,67 @@ export async function runCli(
     .command("sessions")
     .description("list the sessions logged in .skein/sessions.db, newest first")
     .option("--json", "one JSON object per session and line")
+    .option(
+      "--database-url <url>",
+      "list the sessions of this Postgres database instead (skein worker's), with queued and running runs",
+    )
+    .addHelpText("after", SESSIONS_HELP)
     .exitOverride()
     .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
-    .action(async (flags: { json?: boolean }) => {
-      exitCode = await listSessions({ json: flags.json === true, terminal });
+    .action(async (flags: { json?: boolean; databaseUrl?: string }) => {
+      exitCode = await listSessions({
+        json: flags.json === true,
+        terminal,
+        ...(flags.databaseUrl !== undefined ? { databaseUrl: flags.databaseUrl } : {}),
+      });
+    });
+
+  program
+    .command("worker")
+    .description(
+      "run a worker: take the queued runs of the agents a module exports and run them (skein/pgboss)",
+    )
+    .option("--database-url <url>", DATABASE_URL_HELP)
+    .requiredOption(
+      "--agents <module>",
+      "the module exporting the agents to serve: as default or as `agents`, an object of agents by name, or a function ({ boss, sessionStore }) => that object",
+    )
+    .option("--concurrency <n>", "runs at once in this process (default 1)", parseConcurrency)
+    .addHelpText("after", WORKER_HELP)
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
+    .action(async (flags: WorkerFlags) => {
+      const { runWorker } = await import("./worker.ts");
+      exitCode = await runWorker(flags, terminal);
+    });
+
+  program
+    .command("enqueue")
+    .description("put a run on an agent's queue for a worker; prints its session and run ids")
+    .argument(
+      "[prompt...]",
+      "what to ask (read from stdin when not given and stdin is not a terminal)",
+    )
+    .option("--database-url <url>", DATABASE_URL_HELP)
+    .requiredOption("--agent <name>", "the agent to run, as the worker's agents module names it")
+    .option("--session <id>", "continue this session (its last run must have ended)")
+    .option("--wait", "wait for the run to end and print its answer")
+    .addHelpText("after", ENQUEUE_HELP)
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
+    .action(async (words: string[], flags: EnqueueFlags, command: Command) => {
+      const prompt = await readPrompt(
+        words,
+        false,
+        `skein enqueue --agent ${flags.agent} "summarise the notes"`,
+      );
+      if (prompt === undefined) {
+        command.outputHelp({ error: true });
+        exitCode = 1;
+        return;
+      }
+      const { runEnqueue } = await import("./enqueue.ts");
+      exitCode = await runEnqueue(prompt, flags, terminal);
     });
 
   program
@@ -259,7 +351,11 @@ async function optionalStore(terminal: Terminal, flags: RunFlags): Promise<CliSt
  * The words given, or stdin when none were and stdin is not a terminal; undefined to show the
  * help (or, when continuing a session, to resume it without a new prompt).
  */
-async function readPrompt(words: string[], continuing: boolean): Promise<string | undefined> {
+async function readPrompt(
+  words: string[],
+  continuing: boolean,
+  example = 'skein "hello", or try skein demo',
+): Promise<string | undefined> {
   let prompt = words.join(" ");
   if (words.length === 0) {
     if (process.stdin.isTTY || continuing) return undefined;
@@ -267,8 +363,7 @@ async function readPrompt(words: string[], continuing: boolean): Promise<string 
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     prompt = Buffer.concat(chunks).toString("utf8");
   }
-  if (prompt.trim() === "")
-    throw new CliError('the prompt is empty; pass one, such as skein "hello", or try skein demo');
+  if (prompt.trim() === "") throw new CliError(`the prompt is empty; pass one, such as ${example}`);
   return prompt;
 }
 
@@ -286,6 +381,14 @@ function parseURL(value: string): string {
   } catch {
     throw new InvalidArgumentError("it must be an absolute URL, such as http://localhost:8080.");
   }
+}
+
+function parseConcurrency(value: string): number {
+  const runs = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(runs) || runs < 1) {
+    throw new InvalidArgumentError("it must be a whole number of runs, 1 or more.");
+  }
+  return runs;
 }
 
 function parseTurns(value: string): number {

@@ -59,32 +59,58 @@ export async function pickSession(
 
 /**
  * `skein sessions`: one line per session, newest first (`<id>  <updated>  <status>  <first
- * prompt>`), or with `--json` one object per line (loadSession's fields without messages).
+ * prompt>`), or with `--json` one object per line (loadSession's fields without messages). With
+ * a database URL, the sessions of that Postgres store instead (sessions-postgres.ts).
  */
 export async function listSessions(options: {
   json: boolean;
   terminal: Terminal;
+  databaseUrl?: string;
 }): Promise<number> {
+  if (options.databaseUrl !== undefined) {
+    const { listPostgresSessions } = await import("./sessions-postgres.ts");
+    return listPostgresSessions({ ...options, databaseUrl: options.databaseUrl });
+  }
   const cli = await requireCliStore(process.cwd());
   try {
-    for (const info of await cli.store.list()) {
-      const session = await loadSession(cli.store, info.sessionId);
-      if (!session) continue;
-      const { messages: _messages, ...fields } = session;
-      if (options.json) {
-        options.terminal.stdout.write(
-          `${JSON.stringify({ ...fields, createdAt: info.createdAt, updatedAt: info.updatedAt })}\n`,
-        );
-        continue;
-      }
-      const prompt = truncate(oneLine(session.checkpoints[0]?.prompt ?? ""), 60);
-      const updated = new Date(info.updatedAt).toISOString();
-      options.terminal.stdout.write(
-        `${info.sessionId}  ${updated}  ${session.status}  ${prompt}\n`,
-      );
-    }
+    await printSessions(cli.store, options);
     return 0;
   } finally {
     await cli.store.close();
+  }
+}
+
+/** What a listing adds to a session's own status: the state of its latest run on a queue. */
+export type QueueState = (
+  sessionId: string,
+) => Promise<{ status?: string; run?: Record<string, unknown> } | undefined>;
+
+/** The listing of `store`'s sessions; `queueState` may replace a status and add a `run` field. */
+export async function printSessions(
+  store: SessionStore,
+  options: { json: boolean; terminal: Terminal },
+  queueState?: QueueState,
+): Promise<void> {
+  for (const info of await store.list()) {
+    const session = await loadSession(store, info.sessionId);
+    if (!session) continue;
+    const { messages: _messages, ...fields } = session;
+    const queued = await queueState?.(info.sessionId);
+    const status = queued?.status ?? session.status;
+    if (options.json) {
+      options.terminal.stdout.write(
+        `${JSON.stringify({
+          ...fields,
+          status,
+          createdAt: info.createdAt,
+          updatedAt: info.updatedAt,
+          ...(queued?.run ? { run: queued.run } : {}),
+        })}\n`,
+      );
+      continue;
+    }
+    const prompt = truncate(oneLine(session.checkpoints[0]?.prompt ?? ""), 60);
+    const updated = new Date(info.updatedAt).toISOString();
+    options.terminal.stdout.write(`${info.sessionId}  ${updated}  ${status}  ${prompt}\n`);
   }
 }
