@@ -1,7 +1,7 @@
 // memoryStore(): a session store that lives in the process only (OpenAI's MemorySession).
 import { SessionConflictError, SessionStoreError } from "../errors.ts";
 import type { SessionInfo, SessionStore } from "./types.ts";
-import { assertSeq, assertSessionId, checkEntries, readAfter } from "./validate.ts";
+import { assertLease, assertSeq, assertSessionId, checkEntries, readAfter } from "./validate.ts";
 
 interface MemorySession {
   createdAt: number;
@@ -11,9 +11,13 @@ interface MemorySession {
   entries: string[];
 }
 
-/** A session store in memory: every method settles at once, nothing survives the process. */
+/**
+ * A session store in memory: every method settles at once, nothing survives the process. Its
+ * leases hold within the process only.
+ */
 export function memoryStore(): SessionStore {
   const sessions = new Map<string, MemorySession>();
+  const leases = new Map<string, { owner: string; expiresAt: number }>();
   let counter = 0;
   let closed = false;
 
@@ -77,9 +81,33 @@ export function memoryStore(): SessionStore {
       return sessions.delete(sessionId);
     },
 
+    async lease(sessionId, owner, ttlMs) {
+      assertLease(open("lease"), sessionId, owner, ttlMs);
+      const now = Date.now();
+      const held = leases.get(sessionId);
+      if (held && held.owner !== owner && held.expiresAt > now)
+        return { acquired: false, owner: held.owner, expiresInMs: held.expiresAt - now };
+      leases.set(sessionId, { owner, expiresAt: now + ttlMs });
+      return { acquired: true };
+    },
+
+    async renew(sessionId, owner, ttlMs) {
+      assertLease(open("renew"), sessionId, owner, ttlMs);
+      const held = leases.get(sessionId);
+      if (held?.owner !== owner) return false;
+      held.expiresAt = Date.now() + ttlMs;
+      return true;
+    },
+
+    async release(sessionId, owner) {
+      assertLease(open("release"), sessionId, owner);
+      if (leases.get(sessionId)?.owner === owner) leases.delete(sessionId);
+    },
+
     async close() {
       closed = true;
       sessions.clear();
+      leases.clear();
     },
   };
 }

@@ -4,7 +4,14 @@ import { assertKnownOptions, describeValue } from "../options.ts";
 import { loadPeer, type Peer } from "./peer.ts";
 import { type PostgresSql, postgresSql } from "./postgres-sql.ts";
 import type { LeaseOutcome, SessionInfo, SessionStore } from "./types.ts";
-import { assertSeq, assertSessionId, checkEntries, readAfter, storeFailure } from "./validate.ts";
+import {
+  assertLease,
+  assertSeq,
+  assertSessionId,
+  checkEntries,
+  readAfter,
+  storeFailure,
+} from "./validate.ts";
 
 export type { LeaseOutcome, SessionInfo, SessionStore } from "./types.ts";
 
@@ -137,21 +144,6 @@ function postgresSessions(options: {
     }
   };
 
-  const checkLease = (prefix: string, sessionId: string, owner: unknown, ttlMs?: unknown) => {
-    assertSessionId(prefix, sessionId);
-    if (typeof owner !== "string" || owner === "")
-      throw new ConfigurationError(
-        `${prefix}: owner must be a non-empty string, received ${describeValue(owner)}.`,
-      );
-    if (
-      ttlMs !== undefined &&
-      (typeof ttlMs !== "number" || !Number.isSafeInteger(ttlMs) || ttlMs < 1)
-    )
-      throw new ConfigurationError(
-        `${prefix}: ttlMs must be a positive whole number of milliseconds, received ${describeValue(ttlMs)}.`,
-      );
-  };
-
   const store: SessionStore & { [POSTGRES_STORE]: PostgresStoreInternals } = {
     [POSTGRES_STORE]: { pool, schema: sql.schema, ready },
     append: (sessionId, seq, entries) =>
@@ -192,7 +184,7 @@ function postgresSessions(options: {
       }),
     lease: (sessionId, owner, ttlMs) =>
       attempt("lease", async (prefix): Promise<LeaseOutcome> => {
-        checkLease(prefix, sessionId, owner, ttlMs);
+        assertLease(prefix, sessionId, owner, ttlMs);
         await ready();
         const taken = await pool.query(sql.takeLease, [sessionId, owner, ttlMs]);
         if (taken.rowCount === 1) return { acquired: true };
@@ -203,14 +195,14 @@ function postgresSessions(options: {
       }),
     renew: (sessionId, owner, ttlMs) =>
       attempt("renew", async (prefix) => {
-        checkLease(prefix, sessionId, owner, ttlMs);
+        assertLease(prefix, sessionId, owner, ttlMs);
         await ready();
         const { rowCount } = await pool.query(sql.renewLease, [sessionId, owner, ttlMs]);
         return rowCount === 1;
       }),
     release: (sessionId, owner) =>
       attempt("release", async (prefix) => {
-        checkLease(prefix, sessionId, owner);
+        assertLease(prefix, sessionId, owner);
         await ready();
         await pool.query(sql.releaseLease, [sessionId, owner]);
       }),

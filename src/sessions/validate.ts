@@ -78,3 +78,24 @@ export function storeFailure(action: string, error: unknown): SkeinError {
   const reason = error instanceof Error ? error.message : String(error);
   return new SessionStoreError(`${action} failed: ${reason}`, { cause: error });
 }
+
+/** `lease`, `renew` and `release` take a session id, a non-empty owner and (but release) a ttl. */
+export function assertLease(
+  prefix: string,
+  sessionId: unknown,
+  owner: unknown,
+  ttlMs?: unknown,
+): void {
+  assertSessionId(prefix, sessionId);
+  if (typeof owner !== "string" || owner === "")
+    throw new ConfigurationError(
+      `${prefix}: owner must be a non-empty string, received ${describeValue(owner)}.`,
+    );
+  if (
+    ttlMs !== undefined &&
+    (typeof ttlMs !== "number" || !Number.isSafeInteger(ttlMs) || ttlMs < 1)
+  )
+    throw new ConfigurationError(
+      `${prefix}: ttlMs must be a positive whole number of milliseconds, received ${describeValue(ttlMs)}.`,
+    );
+}

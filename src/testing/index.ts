@@ -16,5 +16,6 @@ export type {
   OpenSessionStore,
   OpenSessionStoreOptions,
   SessionStoreCase,
+  SessionStoreConformanceOptions,
 } from "./session-store-conformance.ts";
 export { sessionStoreConformance } from "./session-store-conformance.ts";

@@ -22,11 +22,22 @@ export interface SessionStoreCase {
   run: () => Promise<void>;
 }
 
+export interface SessionStoreConformanceOptions {
+  /**
+   * Also check the optional leases (`lease`, `renew`, `release`: what skein/pgboss needs of a
+   * store); a store without them then fails those cases.
+   */
+  leases?: boolean;
+}
+
 /**
  * The session store contract as test cases, each opening and closing its own stores. Plain
  * `node:assert`, so any runner works: `for (const c of cases) test(c.name, c.run)`.
  */
-export function sessionStoreConformance(open: OpenSessionStore): SessionStoreCase[] {
+export function sessionStoreConformance(
+  open: OpenSessionStore,
+  options?: SessionStoreConformanceOptions,
+): SessionStoreCase[] {
   if (typeof open !== "function") {
     throw new ConfigurationError(
       "sessionStoreConformance(open): open must be a function that returns a new, empty store.",
@@ -54,10 +65,92 @@ export function sessionStoreConformance(open: OpenSessionStore): SessionStoreCas
     ["a 16 MiB entry is kept byte for byte", largeEntries],
     ["Unicode entries are kept byte for byte", unicode],
   ];
+  // Leases are optional: a store that has them (postgresStore) is checked on them too.
+  const leaseCases: [string, (store: LeasingStore) => Promise<void>][] = [
+    ["a lease has one owner at a time; its owner may take it again", leaseOneOwner],
+    ["renew keeps a lease its owner holds, and fails for anyone else", leaseRenew],
+    ["release frees a lease only for its owner", leaseRelease],
+    ["an expired lease can be taken by another owner; the old owner cannot renew it", leaseExpiry],
+  ];
+  const withLeases = (body: (store: LeasingStore) => Promise<void>) =>
+    withStore(async (store) => body(leasing(store)));
   return [
     ...cases.map(([name, body]) => ({ name, run: () => withStore(body) })),
     { name: "racing appends at one seq: exactly one wins", run: () => racingAppends(open) },
+    ...(options?.leases
+      ? [
+          ...leaseCases.map(([name, body]) => ({
+            name: `leases: ${name}`,
+            run: () => withLeases(body),
+          })),
+          { name: "leases: racing takers: exactly one wins", run: () => racingLeases(open) },
+        ]
+      : []),
   ];
+}
+
+type LeasingStore = SessionStore & Required<Pick<SessionStore, "lease" | "renew" | "release">>;
+
+function leasing(store: SessionStore): LeasingStore {
+  for (const method of ["lease", "renew", "release"] as const)
+    assert.equal(typeof store[method], "function", `the store has no ${method}() method`);
+  return store as LeasingStore;
+}
+
+async function leaseOneOwner(store: LeasingStore): Promise<void> {
+  assert.deepEqual(await store.lease("leased", "a", 60_000), { acquired: true });
+  const held = await store.lease("leased", "b", 60_000);
+  assert.equal(held.acquired, false, "a second owner took a held lease");
+  if (!held.acquired) {
+    assert.equal(held.owner, "a");
+    assert.ok(
+      held.expiresInMs > 0 && held.expiresInMs <= 60_000,
+      `expiresInMs ${held.expiresInMs}`,
+    );
+  }
+  assert.deepEqual(await store.lease("leased", "a", 60_000), { acquired: true });
+  assert.deepEqual(await store.lease("other", "b", 60_000), { acquired: true });
+}
+
+async function leaseRenew(store: LeasingStore): Promise<void> {
+  await store.lease("renewed", "a", 60_000);
+  assert.equal(await store.renew("renewed", "a", 60_000), true);
+  assert.equal(await store.renew("renewed", "b", 60_000), false);
+  assert.equal(await store.renew("never-leased", "a", 60_000), false);
+}
+
+async function leaseRelease(store: LeasingStore): Promise<void> {
+  await store.lease("released", "a", 60_000);
+  await store.release("released", "b");
+  assert.equal((await store.lease("released", "b", 60_000)).acquired, false);
+  await store.release("released", "a");
+  assert.deepEqual(await store.lease("released", "b", 60_000), { acquired: true });
+}
+
+async function leaseExpiry(store: LeasingStore): Promise<void> {
+  await store.lease("expiring", "a", 50);
+  await new Promise((resolve) => setTimeout(resolve, 120));
+  assert.deepEqual(await store.lease("expiring", "b", 60_000), { acquired: true });
+  assert.equal(await store.renew("expiring", "a", 60_000), false);
+}
+
+async function racingLeases(open: OpenSessionStore): Promise<void> {
+  const first = leasing(await open());
+  let second: LeasingStore | undefined;
+  try {
+    second = leasing(await open({ sameAs: first }));
+    const takers = [first, second, first, second];
+    for (let round = 1; round <= 10; round += 1) {
+      const outcomes = await Promise.all(
+        takers.map((store, taker) => store.lease(`raced-${round}`, `taker-${taker}`, 60_000)),
+      );
+      const won = outcomes.filter((outcome) => outcome.acquired).length;
+      assert.equal(won, 1, `round ${round}: ${won} takers got the lease`);
+    }
+  } finally {
+    if (second && second !== first) await second.close();
+    await first.close();
+  }
 }
 
 /** Asserts the promise rejects with a SessionConflictError (by brand and name: duplicate installs fit). */

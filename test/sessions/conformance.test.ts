@@ -109,11 +109,68 @@ const DEFECTS: [string, string, Defect][] = [
       },
     }),
   ],
+  [
+    "lets a second owner take a held lease",
+    "leases: a lease has one owner at a time; its owner may take it again",
+    (inner) => ({
+      lease: async (id, owner, ttlMs) => {
+        await inner.release!(id, (await peekOwner(inner, id)) ?? owner);
+        return inner.lease!(id, owner, ttlMs);
+      },
+    }),
+  ],
+  [
+    "renews for any owner",
+    "leases: renew keeps a lease its owner holds, and fails for anyone else",
+    () => ({ renew: async () => true }),
+  ],
+  [
+    "releases whoever holds the lease",
+    "leases: release frees a lease only for its owner",
+    (inner) => ({
+      release: async (id) => {
+        const owner = await peekOwner(inner, id);
+        if (owner !== undefined) await inner.release!(id, owner);
+      },
+    }),
+  ],
+  [
+    "never lets a lease expire",
+    "leases: an expired lease can be taken by another owner; the old owner cannot renew it",
+    (inner) => ({ lease: (id, owner) => inner.lease!(id, owner, 3_600_000) }),
+  ],
+  [
+    "checks the holder after an await, so racing takers both win",
+    "leases: racing takers: exactly one wins",
+    (inner) => ({
+      lease: async (id, owner, ttlMs) => {
+        const free = (await peekOwner(inner, id)) === undefined;
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        if (free) {
+          const current = await peekOwner(inner, id);
+          if (current !== undefined) await inner.release!(id, current);
+        }
+        return inner.lease!(id, owner, ttlMs);
+      },
+    }),
+  ],
 ];
+
+/** The lease's holder, found by trying to take it under a probe name. */
+async function peekOwner(store: SessionStore, id: string): Promise<string | undefined> {
+  const probe = await store.lease!(id, "\u0000probe", 1);
+  if (probe.acquired) {
+    await store.release!(id, "\u0000probe");
+    return undefined;
+  }
+  return probe.owner;
+}
 
 async function failingCases(open: () => SessionStore): Promise<string[]> {
   const failing: string[] = [];
-  for (const c of sessionStoreConformance((options) => options?.sameAs ?? open())) {
+  for (const c of sessionStoreConformance((options) => options?.sameAs ?? open(), {
+    leases: true,
+  })) {
     try {
       await c.run();
     } catch {
@@ -125,6 +182,10 @@ async function failingCases(open: () => SessionStore): Promise<string[]> {
 
 test("a sound store fails no case, and there are at least the contract's cases", async () => {
   expect(sessionStoreConformance(() => memoryStore()).length).toBeGreaterThanOrEqual(8);
+  expect(
+    sessionStoreConformance(() => memoryStore(), { leases: true }).length -
+      sessionStoreConformance(() => memoryStore()).length,
+  ).toBe(5);
   expect(await failingCases(() => memoryStore())).toEqual([]);
 }, 60_000);
 
