@@ -19,6 +19,7 @@ const HEAVY = [
   "test/sessions/arguments.test.ts",
   "test/sessions/postgres.test.ts",
   "test/pgboss/**/*.test.ts",
+  "test/examples-many-machines.test.ts",
   "test/cli/queue.test.ts",
 ];
 
