@@ -303,6 +303,14 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/readme/many-machines.ts": () => {
+    it("is run by test/examples-many-machines.test.ts (it needs a Postgres)", () => {
+      expect(readRepoFile("test/examples-many-machines.test.ts")).toContain(
+        'import("../examples/readme/many-machines.ts")',
+      );
+    });
+  },
+
   "examples/mcp-filesystem.ts": () => {
     it("is run by test/examples-mcp.test.ts", () => {
       expect(readRepoFile("test/examples-mcp.test.ts")).toContain(
