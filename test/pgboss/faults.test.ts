@@ -1,0 +1,467 @@
+// skein/pgboss under bad input and faults, with real worker PROCESSES on a real Postgres: a job
+// for a session that does not exist, an agent no worker serves, two workers racing to create the
+// queues, one worker fetching its own expired job (concurrency > 1), cancel, follow, pause and
+// resume, and stop (design/scale.md, issue 14).
+import { AbortError, loadSession, type SDKResultMessage } from "skein";
+import { cancelRun, enqueueRun, followRun, resumeRun, waitForRun } from "skein/pgboss";
+import { afterEach, describe, expect, test } from "vitest";
+import { LIVENESS_MS } from "../support/liveness.ts";
+import { useThrowawayPostgres } from "../support/postgres.ts";
+import { rejectionOf, sleep } from "../support/promises.ts";
+import { expectValidTranscript } from "../support/results.ts";
+import type { WorkerTask } from "./children/worker-child.ts";
+import {
+  answersTo,
+  callId,
+  closeScenarios,
+  countsOf,
+  oneChargePlan,
+  openScenario,
+  printed,
+  type QueueModel,
+  type Scenario,
+  spawnWorker,
+  startQueueModel,
+  startWorker,
+  useChildren,
+} from "./helpers.ts";
+
+const postgres = useThrowawayPostgres({ maxConnections: 300 });
+useChildren();
+const models: QueueModel[] = [];
+afterEach(async () => {
+  await Promise.all(models.splice(0).map((model) => model.close()));
+  await closeScenarios();
+}, 60_000);
+
+const JOB_OPTIONS = { expireInSeconds: 4, retryDelay: 1, retryBackoff: false, retryLimit: 50 };
+const LEASE_MS = 3_000;
+const within = (ms = LIVENESS_MS) => AbortSignal.timeout(ms);
+
+async function setUp(name: string) {
+  const scenario = await openScenario(postgres().url, name);
+  const model = await startQueueModel(() => scenario.store);
+  models.push(model);
+  // Single-charge conversations unless a test says otherwise.
+  model.define(/./, oneChargePlan);
+  const base = (agents: WorkerTask["agents"]): Omit<WorkerTask, "name"> => ({
+    ...scenario.base(model),
+    agents,
+    leaseMs: LEASE_MS,
+    pollingIntervalMs: 500,
+  });
+  return { scenario, model, base };
+}
+
+const enqueue = (scenario: Scenario, agent: string, tag: string, jobOptions = JOB_OPTIONS) =>
+  enqueueRun(scenario.boss, {
+    agent,
+    prompt: `run ${tag}`,
+    sessionStore: scenario.store,
+    jobOptions,
+  });
+
+/** The jobs pg-boss holds for a session (by their data's sessionId), with their states. */
+async function jobsOf(scenario: Scenario, sessionId: string) {
+  const pool = await scenarioPool(scenario);
+  const { rows } = await pool.query(
+    `SELECT id, name, state, retry_count AS "retryCount" FROM "${scenario.bossSchema}".job WHERE data->>'sessionId' = $1 ORDER BY created_on`,
+    [sessionId],
+  );
+  return rows as { id: string; name: string; state: string; retryCount: number }[];
+}
+
+const pools = new Map<Scenario, import("pg").Pool>();
+async function scenarioPool(scenario: Scenario) {
+  let pool = pools.get(scenario);
+  if (!pool) {
+    const pg = (await import("pg")).default;
+    pool = new pg.Pool({ connectionString: scenario.url, max: 1 });
+    pool.on("error", () => {});
+    pools.set(scenario, pool);
+  }
+  return pool;
+}
+afterEach(async () => {
+  await Promise.all([...pools.values()].map((pool) => pool.end()));
+  pools.clear();
+});
+
+async function until<T>(
+  check: () => Promise<T | undefined | false>,
+  what: string,
+  withinMs = LIVENESS_MS,
+): Promise<T> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`not within ${withinMs} ms: ${what}`);
+    await sleep(100);
+  }
+}
+
+const settled = <T>(promise: Promise<T>) =>
+  promise.then(
+    (value) => ({ value }),
+    (error: Error) => ({ error }),
+  );
+
+describe("jobs that cannot run", () => {
+  test("a job for a session that does not exist ends once, with an error naming it, and is not retried forever", async () => {
+    const { scenario, model, base } = await setUp("nosession");
+    const worker = await startWorker({ ...base({ ghost: { kind: "shop" } }), name: "W" });
+    const jobId = await scenario.boss.send("skein.run.ghost", { sessionId: "nope", runId: "r1" });
+    expect(jobId).toBeTruthy();
+    const outcome = await settled(
+      waitForRun(scenario.store, "nope", { runId: "r1", signal: within() }),
+    );
+    // Either form of a clear end: a result with the error, or a rejection naming the session.
+    const text =
+      "error" in outcome
+        ? `${outcome.error.name}: ${outcome.error.message}`
+        : `${outcome.value.subtype}: ${outcome.value.error?.name}: ${outcome.value.error?.message}`;
+    expect(text).not.toMatch(/^TimeoutError|^AbortError/);
+    if ("value" in outcome) expect(outcome.value.isError).toBe(true);
+    expect(text).toMatch(/"?nope"?/);
+    expect(text).toMatch(/not found|does not exist|no such session|missing|unknown session/i);
+    // The job reaches an end state (failed, or completed) and nothing for the session is left
+    // on the queue: no retry loop.
+    const jobs = await until(async () => {
+      const all = await jobsOf(scenario, "nope");
+      return all.length > 0 &&
+        all.every((job) => ["failed", "completed", "cancelled"].includes(job.state))
+        ? all
+        : undefined;
+    }, "the job of the missing session ended");
+    expect(jobs.map((job) => job.id)).toContain(jobId);
+    expect(jobs).toHaveLength(1);
+    // Still ended a while later (a retry would put it back in "retry"/"created"/"active").
+    await sleep(3_000);
+    expect((await jobsOf(scenario, "nope")).map((job) => job.state)).toEqual([jobs[0]!.state]);
+    expect(model.requests).toEqual([]);
+    expect(await loadSession(scenario.store, "nope")).toBeUndefined();
+    expect(worker.running).toBe(true);
+  }, 90_000);
+
+  test('a job for an agent no worker serves ends with `unknown agent "x": no worker serves it`, completed, not retried', async () => {
+    const { scenario, model, base } = await setUp("unserved");
+    await startWorker({
+      ...base({ served: { kind: "shop" } }),
+      name: "W",
+      unservedAgentGraceMs: 1_000,
+    });
+    const run = await enqueue(scenario, "nobody", "u1");
+    const result = await waitForRun(scenario.store, run.sessionId, {
+      runId: run.runId,
+      signal: within(),
+    });
+    expect(result.isError).toBe(true);
+    expect(result.subtype).toBe("error_during_execution");
+    expect(result.error?.message).toContain('unknown agent "nobody": no worker serves it');
+    const jobs = await until(async () => {
+      const all = await jobsOf(scenario, run.sessionId);
+      return all.every((job) => job.state === "completed") ? all : undefined;
+    }, "the unserved job completed");
+    expect(jobs.map((job) => [job.id, job.retryCount])).toEqual([[run.jobId, 0]]);
+    expect(model.requests).toEqual([]);
+    // A served agent's runs are untouched by the draining.
+    const served = await enqueue(scenario, "served", "u2");
+    const ok = await waitForRun(scenario.store, served.sessionId, {
+      runId: served.runId,
+      signal: within(),
+    });
+    expect(ok.subtype).toBe("success");
+  }, 90_000);
+});
+
+describe("workers", () => {
+  test("two worker processes starting at once on fresh queues both start (the createQueue race) and both work", async () => {
+    const { scenario, base } = await setUp("race");
+    // Eight fresh queues each, created by both processes at the same moment.
+    const agents = Object.fromEntries(
+      Array.from({ length: 8 }, (_, i) => [`agent${i}`, { kind: "shop" as const }]),
+    );
+    const one = spawnWorker({ ...base(agents), name: "one", waitForGo: true });
+    const two = spawnWorker({ ...base(agents), name: "two", waitForGo: true });
+    await Promise.all([one.worker.line("started"), two.worker.line("started")]);
+    one.worker.send("go");
+    two.worker.send("go");
+    await Promise.all([one.ready, two.ready]);
+    expect(one.worker.lines.filter((line) => line.startsWith("worker-error"))).toEqual([]);
+    expect(two.worker.lines.filter((line) => line.startsWith("worker-error"))).toEqual([]);
+    // Each queue works: one run on each, whoever takes it.
+    const runs = await Promise.all(
+      Object.keys(agents).map((agent, i) => enqueue(scenario, agent, `q${i}`)),
+    );
+    for (const run of runs) {
+      const result = await waitForRun(scenario.store, run.sessionId, {
+        runId: run.runId,
+        signal: within(),
+      });
+      expect(result.subtype, JSON.stringify(result.error)).toBe("success");
+    }
+  }, 120_000);
+
+  test("with concurrency > 1 a worker that fetches its own expired job never runs the session twice (the lease)", async () => {
+    const { scenario, model, base } = await setUp("lease");
+    const held = callId("L1", 0, "charge");
+    const worker = await startWorker({
+      ...base({ shop: { kind: "shop" } }),
+      name: "W",
+      concurrency: 3,
+      gateIn: [held],
+    });
+    // The job may stay active 2 s: the run outlives it, and pg-boss hands it out again.
+    const run = await enqueue(scenario, "shop", "L1", { ...JOB_OPTIONS, expireInSeconds: 2 });
+    await worker.line(`waiting ${held}`);
+    // The same worker fetched the job again, found the session leased and bowed out: the first
+    // job ended while the first execution still runs.
+    await until(
+      async () => {
+        const jobs = await jobsOf(scenario, run.sessionId);
+        const first = jobs.find((job) => job.id === run.jobId);
+        return (
+          first && first.retryCount >= 1 && first.state !== "active" && first.state !== "retry"
+        );
+      },
+      "the expired job handed out again and ended",
+      LIVENESS_MS * 2,
+    );
+    expect(worker.lines).not.toContain(`released ${held}`);
+    worker.send(`release ${held}`);
+    const result = await waitForRun(scenario.store, run.sessionId, {
+      runId: run.runId,
+      signal: within(),
+    });
+    expect(result.subtype, JSON.stringify(result.error)).toBe("success");
+    expect(result.result).toBe("done L1");
+    expectValidTranscript(result.messages);
+    // Every job the execution re-sent ends without running the session again.
+    await until(
+      async () => {
+        const jobs = await jobsOf(scenario, run.sessionId);
+        return jobs.every((job) => ["completed", "failed", "cancelled"].includes(job.state));
+      },
+      "every job of the session ended",
+      LIVENESS_MS * 2,
+    );
+    expect(printed(worker, "ran")).toEqual([held]);
+    expect(printed(worker, "violation")).toEqual([]);
+    expect(await scenario.violations()).toEqual([]);
+    expect([...countsOf(model.requests.map((r) => `${r.tag}/${r.turn}`))]).toEqual([
+      ["L1/0", 1],
+      ["L1/1", 1],
+    ]);
+  }, 120_000);
+
+  test("worker.stop({ timeoutMs }) waits for the running execution, which then ends normally", async () => {
+    const { scenario, base } = await setUp("stop");
+    const held = callId("s1", 0, "charge");
+    const worker = await startWorker({
+      ...base({ shop: { kind: "shop" } }),
+      name: "W",
+      gateIn: [held],
+    });
+    const run = await enqueue(scenario, "shop", "s1");
+    await worker.line(`waiting ${held}`);
+    worker.send("stop 60000");
+    await worker.line("stopping 1");
+    // Give a stop that does not wait every chance to say so.
+    await sleep(1_500);
+    expect(worker.lines.filter((line) => line.startsWith("stopped"))).toEqual([]);
+    worker.send(`release ${held}`);
+    await worker.line("stopped 0");
+    const lines = worker.lines;
+    expect(lines.indexOf(`released ${held}`)).toBeLessThan(lines.indexOf("stopped 0"));
+    const result = await waitForRun(scenario.store, run.sessionId, {
+      runId: run.runId,
+      signal: within(),
+    });
+    expect(result.subtype).toBe("success");
+    expect(answersTo(result.messages, held)).toEqual([{ text: "charged s1-a", isError: false }]);
+  }, 90_000);
+
+  test("worker.stop({ timeoutMs }) past its timeout aborts what is left; the next worker recovers it as after a crash", async () => {
+    const { scenario, base } = await setUp("stopabort");
+    const held = callId("s2", 0, "charge");
+    const first = await startWorker({
+      ...base({ shop: { kind: "shop" } }),
+      name: "W1",
+      hangIn: [held],
+      honourAbort: true,
+    });
+    const run = await enqueue(scenario, "shop", "s2");
+    await first.line(`hanging ${held}`);
+    first.send("stop 500");
+    await first.line("stopped ");
+    await first.line(`aborted ${held}`);
+    await first.kill();
+    const second = await startWorker({ ...base({ shop: { kind: "shop" } }), name: "W2" });
+    const result = await waitForRun(scenario.store, run.sessionId, {
+      runId: run.runId,
+      signal: within(LIVENESS_MS * 2),
+    });
+    expect(result.subtype, JSON.stringify(result.error)).toBe("success");
+    expectValidTranscript(result.messages);
+    // The call was cut short while it ran: answered "outcome unknown", never run again.
+    const [answer] = answersTo(result.messages, held);
+    expect(answer?.isError).toBe(true);
+    expect(answer?.text).toMatch(/outcome unknown/);
+    expect(printed(second, "ran")).toEqual([]);
+    expect(await scenario.effects()).toEqual([held]);
+    expect(await scenario.violations()).toEqual([]);
+  }, 120_000);
+});
+
+describe("cancel, follow, pause and resume", () => {
+  test("cancelRun of a queued run: waitForRun rejects with AbortError and the run never starts", async () => {
+    const { scenario, model, base } = await setUp("cancelq");
+    const run = await enqueue(scenario, "later", "cq1");
+    const waiting = rejectionOf(
+      waitForRun(scenario.store, run.sessionId, { runId: run.runId, signal: within() }),
+    );
+    await cancelRun(scenario.boss, run.sessionId, { agent: "later", sessionStore: scenario.store });
+    const error = await waiting;
+    expect(error).toBeInstanceOf(AbortError);
+    expect(error.name).toBe("AbortError");
+    // A worker for the agent now takes the next run, never the cancelled one.
+    await startWorker({ ...base({ later: { kind: "shop" } }), name: "W" });
+    const next = await enqueue(scenario, "later", "cq2");
+    const result = await waitForRun(scenario.store, next.sessionId, {
+      runId: next.runId,
+      signal: within(),
+    });
+    expect(result.subtype).toBe("success");
+    expect(model.requests.filter((r) => r.tag === "cq1")).toEqual([]);
+    // Waiting again after the fact says the same.
+    expect(
+      await rejectionOf(
+        waitForRun(scenario.store, run.sessionId, { runId: run.runId, signal: within() }),
+      ),
+    ).toBeInstanceOf(AbortError);
+  }, 90_000);
+
+  test("cancelRun of a running run: the execution aborts it and waitForRun rejects with AbortError", async () => {
+    const { scenario, model, base } = await setUp("cancelr");
+    const held = callId("cr1", 0, "charge");
+    const worker = await startWorker({
+      ...base({ shop: { kind: "shop" } }),
+      name: "W",
+      gateIn: [held],
+    });
+    const run = await enqueue(scenario, "shop", "cr1");
+    await worker.line(`waiting ${held}`);
+    const waiting = rejectionOf(
+      waitForRun(scenario.store, run.sessionId, { runId: run.runId, signal: within() }),
+    );
+    await cancelRun(scenario.boss, run.sessionId, { agent: "shop", sessionStore: scenario.store });
+    const error = await waiting;
+    expect(error).toBeInstanceOf(AbortError);
+    // The handler saw the abort; the run went no further.
+    await worker.line(`aborted ${held}`);
+    expect(model.requests.filter((r) => r.tag === "cr1").map((r) => r.turn)).toEqual([0]);
+    const session = await loadSession(scenario.store, run.sessionId);
+    expect(session?.status).toBe("idle");
+    // The job is not handed out again to run the session on.
+    await until(async () => {
+      const jobs = await jobsOf(scenario, run.sessionId);
+      return jobs.every((job) => ["completed", "failed", "cancelled"].includes(job.state));
+    }, "the job ended");
+    await sleep(2_000);
+    expect(model.requests.filter((r) => r.tag === "cr1").map((r) => r.turn)).toEqual([0]);
+  }, 90_000);
+
+  test("followRun yields the run's events live and ends after the result event", async () => {
+    const { scenario, base } = await setUp("follow");
+    const held = callId("f1", 0, "charge");
+    const worker = await startWorker({
+      ...base({ shop: { kind: "shop" } }),
+      name: "W",
+      gateIn: [held],
+    });
+    const run = await enqueue(scenario, "shop", "f1");
+    const events: { type: string; callId?: string }[] = [];
+    let sawToolStart: () => void = () => {};
+    const toolStarted = new Promise<void>((resolve) => {
+      sawToolStart = resolve;
+    });
+    const following = (async () => {
+      for await (const event of followRun(scenario.store, run.sessionId, {
+        runId: run.runId,
+        signal: within(LIVENESS_MS * 2),
+      })) {
+        events.push(event as { type: string; callId?: string });
+        if (event.type === "tool_start" && (event as { callId?: string }).callId === held)
+          sawToolStart();
+      }
+    })();
+    // Live: the call's tool_start arrives while its handler is still held.
+    await toolStarted;
+    await worker.line(`waiting ${held}`);
+    expect(worker.lines).not.toContain(`released ${held}`);
+    expect(events.some((event) => event.type === "result")).toBe(false);
+    worker.send(`release ${held}`);
+    await following;
+    expect(events.at(-1)?.type).toBe("result");
+    expect(events.filter((event) => event.type === "result")).toHaveLength(1);
+    const result = events.at(-1) as unknown as SDKResultMessage;
+    expect(result.subtype).toBe("success");
+    expect(result.result).toBe("done f1");
+    const types = events.map((event) => event.type);
+    expect(types[0]).toBe("run_start");
+    expect(types.indexOf("tool_start")).toBeLessThan(types.indexOf("tool_end"));
+    // Following a run that has ended replays it and ends too.
+    const again: string[] = [];
+    for await (const event of followRun(scenario.store, run.sessionId, {
+      runId: run.runId,
+      signal: within(),
+    }))
+      again.push(event.type);
+    expect(again.at(-1)).toBe("result");
+  }, 90_000);
+
+  test("a paused run (approval needed) completes its job; resumeRun with the approval continues it", async () => {
+    const { scenario, model, base } = await setUp("pause");
+    await startWorker({ ...base({ approver: { kind: "approver" } }), name: "W" });
+    const run = await enqueue(scenario, "approver", "p1");
+    const paused = await waitForRun(scenario.store, run.sessionId, {
+      runId: run.runId,
+      signal: within(),
+    });
+    expect(paused.subtype).toBe("paused");
+    const charge = callId("p1", 0, "charge");
+    expect(paused.pending?.map((call) => call.id)).toEqual([charge]);
+    const jobs = await until(async () => {
+      const all = await jobsOf(scenario, run.sessionId);
+      return all.every((job) => job.state === "completed") ? all : undefined;
+    }, "the paused run's job completed");
+    expect(jobs.map((job) => job.id)).toEqual([run.jobId]);
+    expect(await scenario.effects()).toEqual([]);
+
+    const resumed = await resumeRun(scenario.boss, run.sessionId, {
+      agent: "approver",
+      sessionStore: scenario.store,
+      approvals: { [charge]: true },
+      jobOptions: JOB_OPTIONS,
+    });
+    expect(resumed.runId).toBeTruthy();
+    expect(resumed.runId).not.toBe(run.runId);
+    const result = await waitForRun(scenario.store, run.sessionId, {
+      runId: resumed.runId,
+      signal: within(),
+    });
+    expect(result.subtype, JSON.stringify(result.error)).toBe("success");
+    expect(result.result).toBe("done p1");
+    expect(answersTo(result.messages, charge)).toEqual([{ text: "charged p1-a", isError: false }]);
+    expect(await scenario.effects()).toEqual([charge]);
+    // The latest run is the default of waitForRun.
+    expect((await waitForRun(scenario.store, run.sessionId, { signal: within() })).result).toBe(
+      "done p1",
+    );
+    expect([...countsOf(model.requests.map((r) => `${r.tag}/${r.turn}`))]).toEqual([
+      ["p1/0", 1],
+      ["p1/1", 1],
+    ]);
+  }, 90_000);
+});
