@@ -58,7 +58,7 @@ export async function loadAgentsModule(spec: string, cwd: string): Promise<Agent
   }
   const exported = namespace.agents !== undefined ? namespace.agents : namespace.default;
   if (exported === undefined) {
-    const names = Object.keys(namespace);
+    const names = Object.keys(namespace).sort();
     throw new CliError(
       `${where} exports no agents (${names.length > 0 ? `it exports ${names.join(", ")}` : "it exports nothing"}); export as default or as "agents" ${SHAPE}.`,
     );

@@ -1,7 +1,7 @@
 // The Postgres database of `skein worker`, `skein enqueue` and `skein sessions --database-url`:
 // its URL (the flag, else DATABASE_URL where allowed), and pg-boss and the session store on it.
 
-import { ConfigurationError, type SessionStore } from "../index.ts";
+import { type SessionStore, SessionStoreError, SkeinError } from "../index.ts";
 import type { PgBossLike } from "../pgboss/types.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
@@ -112,14 +112,23 @@ export async function openStore(url: string): Promise<SessionStore> {
   return postgresStore({ connectionString: url });
 }
 
-/** A failure to reach or use the database as one line: where, why, and what to check. */
-export function connectionError(url: string, error: unknown): Error {
-  if (error instanceof CliError || error instanceof ConfigurationError) return error;
+/**
+ * A failure to reach or use the database as one line: where, why, and what to check. skein's own
+ * errors other than a store's failure (a session that cannot take a run now, a bad option) say
+ * what they mean already and pass through.
+ */
+export function connectionError(
+  url: string,
+  error: unknown,
+  options: { env: boolean } = { env: true },
+): Error {
+  if (error instanceof CliError) return error;
+  if (SkeinError.isInstance(error) && !(error instanceof SessionStoreError)) return error;
   const { message, code } = (error ?? {}) as { message?: unknown; code?: unknown };
   const why = oneLine(String(message ?? error)) || String(code ?? "unknown error");
   const codeText = typeof code === "string" && !why.includes(code) ? ` (${code})` : "";
   return new CliError(
-    `could not use the database at ${redactUrl(url)}: ${why}${codeText}. Check --database-url (or ${DATABASE_ENV}) and that the server is running.`,
+    `could not use the database at ${redactUrl(url)}: ${why}${codeText}. Check --database-url${options.env ? ` (or ${DATABASE_ENV})` : ""} and that the server is running.`,
   );
 }
 

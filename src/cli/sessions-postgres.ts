@@ -22,7 +22,7 @@ export async function listPostgresSessions(options: {
     await printSessions(store, options, queueState);
     return 0;
   } catch (error) {
-    throw connectionError(url, error);
+    throw connectionError(url, error, { env: false });
   } finally {
     await store.close().catch(() => {});
   }

@@ -248,6 +248,21 @@ describe("skein worker, enqueue and sessions against one database", () => {
       expect(queued.stdout).toMatch(/^session \S+\nrun \S+\n$/);
       expect(queued.stderr).toMatch(/no worker has served "echo" in the last minute/);
       const { sessionId, runId } = idsOf(queued.stdout);
+      // Its session cannot take another prompt before this run ended.
+      const busy = await skein([
+        "enqueue",
+        "--database-url",
+        url,
+        "--agent",
+        "echo",
+        "--session",
+        sessionId,
+        "one more",
+      ]).exited;
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toBe(
+        `skein: Session "${sessionId}" has an unfinished run (interrupted); wait for it to end (or resume or cancel it) before enqueueing another.\n`,
+      );
       expect((await sessionsJson(url))[0]).toMatchObject({
         sessionId,
         status: "queued",
