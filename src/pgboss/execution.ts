@@ -210,7 +210,9 @@ async function runJob(
   } catch (error) {
     await writer.close().catch(context.report);
     if (error instanceof AbortError && !execution.fenced) {
-      // Cancelled: the engine logged the run's end as aborted.
+      // Cancelled: the engine logged the run's end as aborted, unless the abort came before the
+      // run began; then it ends here, so the session is not left unfinished.
+      await logRunEnd(store, sessionId, checkpointId, { subtype: "aborted" });
       return finish(
         board,
         started,
