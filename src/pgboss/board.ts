@@ -277,6 +277,11 @@ async function createTables(pool: PostgresPool, schema: string, relations: strin
   if ((await pool.query(check, relations)).rows[0]?.ready === true) return;
   const client = await pool.connect();
   let broken = false;
+  // A connection lost while checked out is an "error" event: unheard, it would end the process.
+  const lost = () => {
+    broken = true;
+  };
+  (client as unknown as ListeningClient).on("error", lost);
   try {
     await client.query("BEGIN");
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
@@ -319,6 +324,9 @@ async function createTables(pool: PostgresPool, schema: string, relations: strin
     });
     throw error;
   } finally {
+    (
+      client as unknown as { removeListener(event: string, listener: () => void): void }
+    ).removeListener("error", lost);
     client.release(broken);
   }
 }
