@@ -38,6 +38,9 @@ export interface PostgresPoolClient {
   query(text: string, values?: unknown[]): Promise<{ rows: any[]; rowCount: number | null }>;
   /** `release(true)` destroys the connection instead of returning it to the pool. */
   release(destroy?: boolean): void;
+  /** A `pg` client's events: a lost connection is an "error" event while the client is checked out. */
+  on?(event: "error", listener: (error: Error) => void): unknown;
+  removeListener?(event: "error", listener: (error: Error) => void): unknown;
 }
 
 export interface PostgresStoreOptions {
@@ -261,6 +264,12 @@ async function inTransaction<T extends boolean | void>(
 ): Promise<T> {
   const client = await pool.connect();
   let broken = false;
+  // A checked-out client is not the pool's to watch: a connection lost now (a server restart)
+  // would be an "error" event nobody hears, which ends the process. It fails the transaction.
+  const lost = () => {
+    broken = true;
+  };
+  client.on?.("error", lost);
   try {
     await client.query("BEGIN");
     const outcome = await body(client);
@@ -274,6 +283,7 @@ async function inTransaction<T extends boolean | void>(
     }
     throw error;
   } finally {
+    client.removeListener?.("error", lost);
     client.release(broken);
   }
 }
