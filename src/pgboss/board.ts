@@ -348,7 +348,12 @@ function sharedListener(pool: PostgresPool) {
       const connected = (await pool.connect()) as unknown as ListeningClient;
       connected.on("error", () => drop(connected));
       connected.on("notification", ({ channel, payload }) => {
-        for (const callback of listeners.get(channel) ?? []) callback(payload ?? "");
+        for (const callback of listeners.get(channel) ?? [])
+          try {
+            callback(payload ?? "");
+          } catch {
+            // a listener's failure must not reach the connection's emitter (and end the process)
+          }
       });
       for (const channel of listeners.keys()) await connected.query(`LISTEN ${channel}`);
       client = connected;

@@ -64,6 +64,10 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
     await board.setJob(data.runId, next).catch(context.report);
     return { deferredTo: next };
   }
+  if (context.stopping()) {
+    await store.release(data.sessionId, owner).catch(context.report);
+    throw new Error("The worker stopped before this execution began; the job is retried.");
+  }
   const controller = new AbortController();
   const execution: Execution = {
     runId: data.runId,

@@ -38,6 +38,8 @@ export interface WorkerContext {
   handles: Map<string, AgentHandle>;
   /** The execution the current async context belongs to (the fenced store reads it). */
   current: AsyncLocalStorage<Execution>;
+  /** True once `stop()` was called: executions not yet begun do not begin. */
+  stopping(): boolean;
   report(error: unknown): void;
 }
 
@@ -72,6 +74,7 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
   const handles = agentHandles(prefix, options.agents, fencedStore(store, current));
 
   const id = `worker-${randomUUID()}`;
+  let stopping = false;
   const context: WorkerContext = {
     id,
     boss,
@@ -80,6 +83,7 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
     leaseMs,
     handles,
     current,
+    stopping: () => stopping,
     report: (error) => {
       try {
         onError?.(error instanceof Error ? error : new Error(String(error)));
@@ -94,8 +98,8 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
   const served = [...handles.keys()];
   await board.heartbeat(id, served);
 
-  const running = new Map<string, { execution: Execution; done: Promise<void> }>();
-  let stopping = false;
+  /** Executions by key; `execution` is set once it holds its session's lease. */
+  const running = new Map<string, { execution?: Execution; done: Promise<void> }>();
   let wake: (() => void) | undefined;
   const nudge = () => {
     const resume = wake;
@@ -109,7 +113,7 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
     }),
     board.listen(CHANNEL.cancel, (runId) => {
       for (const { execution } of running.values())
-        if (execution.runId === runId) execution.cancel();
+        if (execution?.runId === runId) execution.cancel();
     }),
   ];
   const startedAt = Date.now();
@@ -152,7 +156,7 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
   };
   const start = (job: PgBossJob<RunJobData>, agent: string, queue: string) => {
     const key = `${job.id}#${Math.random()}`;
-    const holder = {} as { execution: Execution; done: Promise<void> };
+    const holder = {} as { execution?: Execution; done: Promise<void> };
     holder.done = executeJob(context, {
       job,
       agent,
