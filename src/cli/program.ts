@@ -158,7 +158,9 @@ export async function runCli(
 
   program
     .command("sessions")
-    .description("list the sessions logged in .skein/sessions.db, newest first")
+    .description(
+      "list the sessions logged in .skein/sessions.db (or, with --database-url, in Postgres), newest first",
+    )
     .option("--json", "one JSON object per session and line")
     .option(
       "--database-url <url>",

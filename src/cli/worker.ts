@@ -44,7 +44,7 @@ export async function runWorker(flags: WorkerFlags, terminal: Terminal): Promise
       sessionStore: database.store,
       agents,
       ...(flags.concurrency !== undefined ? { concurrency: flags.concurrency } : {}),
-      onError: report("recovered"),
+      onError: report("worker error"),
     }).catch((error: unknown) => {
       throw connectionError(url, error);
     });

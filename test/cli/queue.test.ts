@@ -274,11 +274,17 @@ describe("skein worker, enqueue and sessions against one database", () => {
       expect((await sessionsJson(url))[0]).toMatchObject({ sessionId, status: "running" });
 
       // Stopping waits for the running run: it ends, then the worker exits 0.
+      let released = false;
+      let exitedBeforeRelease: boolean | undefined;
+      void worker.exited.then(() => {
+        exitedBeforeRelease = !released;
+      });
       worker.child.kill("SIGTERM");
       await worker.waitFor("stderr", "stopping: waiting for 1 running run(s)");
-      expect(worker.child.exitCode).toBe(null);
+      released = true;
       gate("hold the line").release();
       const stopped = await worker.exited;
+      expect(exitedBeforeRelease, "the worker exited before its running run could end").toBe(false);
       expect(stopped.code).toBe(0);
 
       const store = postgresStore({ connectionString: url });
