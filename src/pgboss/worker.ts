@@ -222,15 +222,16 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
     get running() {
       return running.size;
     },
-    stop: (stopOptions) => {
+    stop: async (stopOptions) => {
+      // A bad argument rejects this call only: a later stop() still stops the worker.
+      const timeoutMs = wholeNumber(
+        "worker.stop()",
+        "timeoutMs",
+        stopOptions?.timeoutMs,
+        30_000,
+        0,
+      );
       stopped ??= (async () => {
-        const timeoutMs = wholeNumber(
-          "worker.stop()",
-          "timeoutMs",
-          stopOptions?.timeoutMs,
-          30_000,
-          0,
-        );
         stopping = true;
         for (const timer of timers) clearInterval(timer);
         nudge();
