@@ -50,6 +50,7 @@ export function redactUrl(value: string): string {
   try {
     const url = new URL(value);
     if (url.password !== "") url.password = "***";
+    if (url.searchParams.has("password")) url.searchParams.set("password", "***");
     return url.toString();
   } catch {
     return "(the database URL)";

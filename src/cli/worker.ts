@@ -26,7 +26,7 @@ export async function runWorker(flags: WorkerFlags, terminal: Terminal): Promise
   const url = databaseUrl(flags.databaseUrl, "worker", process.env);
   const { pgBossClass } = await import("../pgboss/peers.ts");
   pgBossClass("skein worker"); // the peers first: their error names what to install
-  const module = await loadAgentsModule(flags.agents, process.cwd());
+  const agentsModule = await loadAgentsModule(flags.agents, process.cwd());
   const log = (line: string) =>
     terminal.stderr.write(`${terminal.colors.dim(`skein · ${line}`)}\n`);
   const warn = (line: string) =>
@@ -39,7 +39,7 @@ export async function runWorker(flags: WorkerFlags, terminal: Terminal): Promise
     onError: report("pg-boss error"),
   });
   try {
-    const agents = await module.agents({ boss: database.boss, sessionStore: database.store });
+    const agents = await agentsModule.agents({ boss: database.boss, sessionStore: database.store });
     const worker = await createWorker(database.boss, {
       sessionStore: database.store,
       agents,
@@ -48,16 +48,15 @@ export async function runWorker(flags: WorkerFlags, terminal: Terminal): Promise
     }).catch((error: unknown) => {
       throw connectionError(url, error);
     });
-    const stopping = new Promise<void>((resolve) => {
-      const interrupts = watchInterrupts(() => {
+    // The handlers stay until the process exits: a second signal exits at once.
+    const stopping = new Promise<void>((resolve) =>
+      watchInterrupts(() => {
         warn(
           `stopping: waiting for ${worker.running} running run(s) to finish (up to ${STOP_TIMEOUT_MS / 1000} s; a second signal quits at once)`,
         );
         resolve();
-      });
-      // The handlers stay until the process exits: a second signal exits at once.
-      void interrupts;
-    });
+      }),
+    );
     terminal.stdout.write(
       `worker ${worker.id} ready: agents ${Object.keys(agents).join(", ")}; concurrency ${flags.concurrency ?? 1}; database ${redactUrl(url)}\n`,
     );
