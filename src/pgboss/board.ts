@@ -355,7 +355,14 @@ function sharedListener(pool: PostgresPool) {
             // a listener's failure must not reach the connection's emitter (and end the process)
           }
       });
-      for (const channel of listeners.keys()) await connected.query(`LISTEN ${channel}`);
+      try {
+        for (const channel of listeners.keys()) await connected.query(`LISTEN ${channel}`);
+      } catch (error) {
+        // Lost while opening (drop() ignores a connection not yet ours): destroy it, or the pool
+        // keeps it checked out for ever and the store's close() never ends.
+        connected.release(true);
+        throw error;
+      }
       client = connected;
     })()
       .catch(() => {
@@ -387,7 +394,8 @@ function sharedListener(pool: PostgresPool) {
       if (!set) {
         set = new Set();
         listeners.set(channel, set);
-        client?.query(`LISTEN ${channel}`).catch(() => drop(client!));
+        const current = client;
+        current?.query(`LISTEN ${channel}`).catch(() => drop(current));
       }
       set.add(callback);
       open();
