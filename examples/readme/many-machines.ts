@@ -1,5 +1,5 @@
 import PgBoss from "pg-boss";
-import { defineAgent } from "skein";
+import { createAgent } from "skein";
 import { createWorker, enqueueRun, followRun, waitForRun } from "skein/pgboss";
 import { postgresStore } from "skein/postgres";
 
@@ -10,7 +10,8 @@ await boss.start();
 const sessionStore = postgresStore({ connectionString: url });
 
 // On every worker machine (or `npx skein worker --agents ./agents.js`):
-const researcher = defineAgent({ model: "claude-sonnet-4-6", allowedTools: ["Read", "Grep"] });
+// createAgent: with skein's built-in tools (a defineAgent definition has its own tools only).
+const researcher = createAgent({ model: "claude-sonnet-4-6", allowedTools: ["Read", "Grep"] });
 const worker = await createWorker(boss, { sessionStore, agents: { researcher }, concurrency: 4 });
 
 // Anywhere: enqueue returns at once; the session logs the prompt before the job exists.

@@ -11,18 +11,19 @@ const PEERS: Peer[] = [
 /** Throws one `ConfigurationError` naming every peer that cannot be loaded, with the install command. */
 export function requirePeers(prefix: string): void {
   const missing: string[] = [];
-  const reasons: string[] = [];
+  let cause: unknown;
   for (const peer of PEERS) {
     try {
       loadPeer(peer);
     } catch (error) {
       missing.push(`${peer.name}@${peer.range}`);
-      reasons.push((error as Error).message);
+      cause ??= error;
     }
   }
   if (missing.length > 0)
     throw new ConfigurationError(
-      `${prefix}: skein/pgboss needs ${missing.join(" and ")}: npm install ${missing.join(" ")} (${reasons.join("; ")})`,
+      `${prefix}: skein/pgboss needs ${missing.join(" and ")}: npm install ${missing.join(" ")}`,
+      { cause },
     );
 }
 

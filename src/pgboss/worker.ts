@@ -4,7 +4,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createAgent } from "../agent.ts";
+import { createBareAgent } from "../agent.ts";
 import { type AgentHandle, handleOf } from "../agents/registry.ts";
 import { AbortError, ConfigurationError, SessionStoreError } from "../errors.ts";
 import { assertKnownOptions, describeValue } from "../options.ts";
@@ -277,7 +277,9 @@ function agentHandles(
       throw new ConfigurationError(
         `${prefix}: agents.${name} must be an agent definition (defineAgent({ ... })) or an agent (createAgent(...)), received ${describeValue(value)}.`,
       );
-    const agent = createAgent({ ...(value as object), sessionStore: store });
+    // A definition gets its own tools only, as agentTool assembles one (design/agents.md); an
+    // agent made with createAgent keeps skein's built-in tools.
+    const agent = createBareAgent({ ...(value as object), sessionStore: store });
     handles.set(name, handleOf(agent)!);
   }
   if (handles.size === 0)

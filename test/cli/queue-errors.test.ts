@@ -216,7 +216,7 @@ describe("skein worker: bad input", () => {
         cwd,
         env: { NODE_OPTIONS: hidePeers },
       }),
-      /^skein: skein worker: skein\/pgboss needs pg-boss@\^10\.4 and pg@\^8: npm install pg-boss@\^10\.4 pg@\^8 /,
+      /^skein: skein worker: skein\/pgboss needs pg-boss@\^10\.4 and pg@\^8: npm install pg-boss@\^10\.4 pg@\^8$/m,
     );
   });
 });
