@@ -278,10 +278,30 @@ export async function openScenario(url: string, name: string): Promise<Scenario>
     close() {
       closed ??= (async () => {
         scenarios.delete(scenario);
-        // pg-boss keeps sockets open for seconds after stop: not waited for.
-        await boss.stop({ graceful: false, wait: false, close: true }).catch(() => {});
-        await store.close().catch(() => {});
-        await admin.end().catch(() => {});
+        // pg-boss keeps sockets open for seconds after stop: its pool is not waited for.
+        const late = async (step: Promise<unknown>) => {
+          let timer: NodeJS.Timeout | undefined;
+          const outcome = await Promise.race([
+            step.then(
+              () => false,
+              () => false,
+            ),
+            new Promise<boolean>((resolve) => {
+              timer = setTimeout(() => resolve(true), 10_000);
+            }),
+          ]);
+          clearTimeout(timer);
+          return outcome;
+        };
+        await late(boss.stop({ graceful: false, wait: false, close: true }));
+        // The store's close() ends its pool, which waits for every client checked out: one that
+        // never ends is a connection skein leaked (a test that passed leaves none).
+        const storeLate = await late(store.close());
+        await late(admin.end());
+        if (storeLate)
+          throw new Error(
+            `scenario ${name}: the store's close() did not end within 10 s: a connection of its pool is still checked out`,
+          );
       })();
       return closed;
     },
