@@ -237,6 +237,16 @@ describe("workers", () => {
     expect(result.subtype, JSON.stringify(result.error)).toBe("success");
     expect(result.result).toBe("done L1");
     expectValidTranscript(result.messages);
+    // One execution ran the session from start to end: the held call was answered by its own
+    // handler, not as "outcome unknown" by a second execution taking the run over.
+    expect(answersTo(result.messages, held)).toEqual([{ text: "charged L1-a", isError: false }]);
+    const types = (await scenario.store.read(run.sessionId)).map(
+      (row) => (JSON.parse(row.data) as { type: string }).type,
+    );
+    // (The worker takes a run over with agent.resume, one marker; a second execution adds one.)
+    expect(types.filter((type) => type === "resumed").length, types.join(" ")).toBeLessThanOrEqual(
+      1,
+    );
     // Every job the execution re-sent ends without running the session again.
     await until(
       async () => {
@@ -397,7 +407,14 @@ describe("cancel, follow, pause and resume", () => {
       }
     })();
     // Live: the call's tool_start arrives while its handler is still held.
-    await toolStarted;
+    const first = await Promise.race([
+      toolStarted.then(() => "tool_start" as const),
+      following.then(() => "followRun ended" as const),
+      sleep(LIVENESS_MS).then(() => "nothing live" as const),
+    ]);
+    expect(first, `events so far: ${events.map((event) => event.type).join(" ")}`).toBe(
+      "tool_start",
+    );
     await worker.line(`waiting ${held}`);
     expect(worker.lines).not.toContain(`released ${held}`);
     expect(events.some((event) => event.type === "result")).toBe(false);

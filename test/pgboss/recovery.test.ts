@@ -3,6 +3,7 @@
 // database restarted under them, a handoff crossing processes. Whatever happens: every run ends,
 // every non-idempotent side effect at most once, every tool_use answered exactly once, no reply
 // requested again once it was logged.
+import { setMaxListeners } from "node:events";
 import { loadSession, type SDKResultMessage } from "skein";
 import { enqueueRun, waitForRun } from "skein/pgboss";
 import { afterEach, describe, expect, test } from "vitest";
@@ -76,6 +77,7 @@ async function resultsOf(
   withinMs: number,
 ): Promise<Map<string, SDKResultMessage>> {
   const signal = AbortSignal.timeout(withinMs);
+  setMaxListeners(0, signal); // one watcher per run listens to it
   const outcomes = await Promise.allSettled(
     runs.map(async (run) => {
       const result = await waitForRun(scenario.store, run.sessionId, { runId: run.runId, signal });
