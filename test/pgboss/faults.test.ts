@@ -324,6 +324,64 @@ describe("workers", () => {
   }, 120_000);
 });
 
+describe("sessions on the queue", () => {
+  test("enqueueRun with a sessionId continues an ended session; an unfinished one is refused, nothing queued", async () => {
+    const { scenario, model, base } = await setUp("continue");
+    model.define(/^c\d+$/, (tag, turn) =>
+      turn === 2 ? { text: `again ${tag}` } : oneChargePlan(tag, turn),
+    );
+    await startWorker({
+      ...base({ shop: { kind: "shop" }, approver: { kind: "approver" } }),
+      name: "W",
+    });
+    const first = await enqueue(scenario, "shop", "c1");
+    expect((await waitForRun(scenario.store, first.sessionId, { signal: within() })).result).toBe(
+      "done c1",
+    );
+    const second = await enqueueRun(scenario.boss, {
+      agent: "shop",
+      prompt: "and once more",
+      sessionStore: scenario.store,
+      sessionId: first.sessionId,
+      jobOptions: JOB_OPTIONS,
+    });
+    expect(second.sessionId).toBe(first.sessionId);
+    expect(second.runId).not.toBe(first.runId);
+    // The latest run is waitForRun's default.
+    const result = await waitForRun(scenario.store, first.sessionId, { signal: within() });
+    expect(result.result).toBe("again c1");
+    expectValidTranscript(result.messages);
+    expect(
+      result.messages.filter(
+        (message) => message.role === "user" && message.content === "and once more",
+      ),
+    ).toHaveLength(1);
+    // The model saw the whole conversation: its reply to the second prompt was its third.
+    expect(model.requests.map((r) => `${r.tag}/${r.turn}`)).toEqual(["c1/0", "c1/1", "c1/2"]);
+
+    // A paused session is unfinished: continuing it is refused before anything is logged or sent.
+    const paused = await enqueue(scenario, "approver", "c2");
+    expect((await waitForRun(scenario.store, paused.sessionId, { signal: within() })).subtype).toBe(
+      "paused",
+    );
+    const logBefore = (await scenario.store.read(paused.sessionId)).length;
+    const jobsBefore = await jobsOf(scenario, paused.sessionId);
+    const refused = await rejectionOf(
+      enqueueRun(scenario.boss, {
+        agent: "approver",
+        prompt: "more",
+        sessionStore: scenario.store,
+        sessionId: paused.sessionId,
+      }),
+    );
+    expect(refused.message).toMatch(/unfinished|paused/);
+    expect((await scenario.store.read(paused.sessionId)).length).toBe(logBefore);
+    expect((await jobsOf(scenario, paused.sessionId)).map((job) => job.id)).toEqual(
+      jobsBefore.map((job) => job.id),
+    );
+  }, 90_000);
+});
+
 describe("cancel, follow, pause and resume", () => {
   test("cancelRun of a queued run: waitForRun rejects with AbortError and the run never starts", async () => {
     const { scenario, model, base } = await setUp("cancelq");

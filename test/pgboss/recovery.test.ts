@@ -5,7 +5,7 @@
 // requested again once it was logged.
 import { setMaxListeners } from "node:events";
 import { loadSession, type SDKResultMessage } from "skein";
-import { enqueueRun, waitForRun } from "skein/pgboss";
+import { enqueueRun, followRun, waitForRun } from "skein/pgboss";
 import { afterEach, describe, expect, test } from "vitest";
 import { LIVENESS_MS } from "../support/liveness.ts";
 import { useThrowawayPostgres } from "../support/postgres.ts";
@@ -23,6 +23,7 @@ import {
   printed,
   type QueueModel,
   type Scenario,
+  shopPlan,
   startQueueModel,
   startWorker,
   useChildren,
@@ -154,6 +155,19 @@ describe("the check of record", () => {
     };
     await Promise.all([start("A"), start("B")]);
     const runs = await enqueue(scenario, "shop", tags);
+    // Someone follows the run whose worker will die in its handler: the events of the execution
+    // that died, then those of the one that recovered it, ending after the one result.
+    const followed: string[] = [];
+    const victimRun = runs.find((run) => run.tag === "r03")!;
+    const following = (async () => {
+      for await (const event of followRun(scenario.store, victimRun.sessionId, {
+        runId: victimRun.runId,
+        signal: AbortSignal.timeout(150_000),
+      }))
+        followed.push(
+          event.type === "result" ? `result:${(event as SDKResultMessage).result}` : event.type,
+        );
+    })();
 
     // The first kill: whichever worker is inside the hanging handler, as soon as it says so.
     const hanging = await Promise.race(
@@ -177,6 +191,10 @@ describe("the check of record", () => {
     await start("D");
 
     const results = await resultsOf(scenario, runs, 150_000);
+    await following;
+    expect(followed.at(-1)).toBe("result:done r03");
+    expect(followed.filter((type) => type.startsWith("result"))).toHaveLength(1);
+    expect(followed).toContain("tool_end");
     const effects = countsOf(await scenario.effects());
     expect(await scenario.violations(), "non-idempotent calls that ran twice").toEqual([]);
     const unknown: string[] = [];
@@ -217,6 +235,8 @@ describe("the check of record", () => {
   test("the database restarted while workers run: every run still ends, nothing lost, no worker crashes", async () => {
     const { scenario, model, base } = await setUp("restart");
     const tags = Array.from({ length: 20 }, (_, i) => `d${String(i).padStart(2, "0")}`);
+    // Replies take a moment, so the restart finds most of the work still to do.
+    model.define(/^d\d+$/, (tag, turn) => ({ ...shopPlan(tag, turn), delayMs: 150 }));
     const [a, b] = await Promise.all([
       startWorker({ ...base, name: "A", concurrency: 2 }),
       startWorker({ ...base, name: "B", concurrency: 2 }),
@@ -230,10 +250,16 @@ describe("the check of record", () => {
       a.until((lines) => lines.filter((l) => l.startsWith("ran ")).length >= 3, "3 effects"),
       b.until((lines) => lines.filter((l) => l.startsWith("ran ")).length >= 3, "3 effects"),
     ]);
+    const requestsBefore = model.requests.length;
     await postgres().restart({ mode: "immediate", downMs: 1_500 });
-    const ended = await results.catch((error: Error) => {
+    // The restart came mid-way: most model calls (three per run) were still to be made.
+    expect(requestsBefore).toBeLessThan(tags.length * 3 * 0.75);
+    // A worker that dies fails the test at once (it must not), rather than at the liveness bound.
+    const died = Promise.race([a.exited, b.exited]).then(() => "died" as const);
+    const ended = await Promise.race([results, died]).catch((error: Error) => {
       throw new Error(`${error.message}\n${diagnostics([a, b])}`);
     });
+    if (ended === "died") throw new Error(`a worker process died:\n${diagnostics([a, b])}`);
 
     const effects = countsOf(await scenario.effects());
     expect(await scenario.violations(), "non-idempotent calls that ran twice").toEqual([]);
@@ -308,5 +334,25 @@ describe("handoffs", () => {
     );
     expect(printed(sender, "ran")).toEqual([]);
     expect(model.refused()).toEqual([]);
+
+    // Delivery is at-least-once: the same handoff delivered again after its run ended does
+    // nothing (no model call, no side effect, nothing logged).
+    const original = await scenario.boss.getJobById<object>("skein.run.receiver", messageId!);
+    expect(original?.data, "the handoff's job, by its message id").toBeTruthy();
+    const requestsBefore = model.requests.length;
+    const logBefore = (await scenario.store.read(handed)).length;
+    const again = await scenario.boss.send("skein.run.receiver", original!.data);
+    expect(again).toBeTruthy();
+    await waitUntil(
+      async () =>
+        (await scenario.boss.getJobById("skein.run.receiver", again!))?.state === "completed",
+    );
+    expect(model.requests.length).toBe(requestsBefore);
+    expect((await scenario.store.read(handed)).length).toBe(logBefore);
+    expect(countsOf(await scenario.effects())).toEqual(effects);
+    expect(
+      (await waitForRun(scenario.store, handed, { signal: AbortSignal.timeout(LIVENESS_MS) }))
+        .result,
+    ).toBe("done h1-recv");
   }, 120_000);
 });
