@@ -46,13 +46,12 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
   const { job, queue } = ref;
   const data = job.data;
   if (!isRunJob(data)) {
-    await boss.complete(queue, job.id, { error: "not a skein run job" });
     context.report(
       new Error(
         `Job ${job.id} on ${queue} is not a skein run job ({ sessionId, runId }); completed without running.`,
       ),
     );
-    return;
+    return { error: "not a skein run job" };
   }
   const owner = `${context.id}/${job.id}/${++executions}`;
   const lease = await store.lease(data.sessionId, owner, context.leaseMs);
