@@ -62,17 +62,29 @@ export function sealMatches(secret: string | undefined, value: unknown, seal: un
   return expected.length === given.length && timingSafeEqual(expected, given);
 }
 
-/** JSON with object keys sorted, so equal values always give equal text. */
+/**
+ * JSON with object keys sorted, so equal values always give equal text. Built as one string (it
+ * runs for every logged tool call): the text is that of the first form, which mapped and joined
+ * (`undefined` and functions as `null` in arrays, left out of objects when `undefined`, and an
+ * array's holes as nothing between its commas).
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
-  if (typeof value === "object" && value !== null) {
-    const entries = Object.keys(value)
-      .sort()
-      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
-      .map(
-        (key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`,
-      );
-    return `{${entries.join(",")}}`;
+  if (typeof value !== "object" || value === null) return JSON.stringify(value) ?? "null";
+  if (Array.isArray(value)) {
+    let text = "[";
+    for (let index = 0; index < value.length; index++) {
+      if (index > 0) text += ",";
+      if (index in value) text += canonicalJson(value[index]);
+    }
+    return `${text}]`;
   }
-  return JSON.stringify(value) ?? "null";
+  const keys = Object.keys(value).sort();
+  let text = "{";
+  for (const key of keys) {
+    const item = (value as Record<string, unknown>)[key];
+    if (item === undefined) continue;
+    if (text.length > 1) text += ",";
+    text += `${JSON.stringify(key)}:${canonicalJson(item)}`;
+  }
+  return `${text}}`;
 }

@@ -1,6 +1,5 @@
 // A run's write-ahead log over a SessionStore: serialised appends, an expected seq, fail closed.
 
-import { hash } from "node:crypto";
 import { SessionConflictError, SessionStoreError } from "../errors.ts";
 import { emptyUsage, type Message } from "../model/messages.ts";
 import type { RunDataSnapshot, RunEnd, RunJournal } from "../run/journal.ts";
@@ -14,8 +13,13 @@ import type { SessionStore } from "./types.ts";
 /** Delays before the two retries of a failed append (a conflict is never retried). */
 const RETRY_DELAYS_MS = [50, 200];
 
+/** An entry, or its JSON text when the journal wrote it directly. */
+type Pending = LogEntry | string;
+
+const textOf = (entry: Pending): string => (typeof entry === "string" ? entry : encodeEntry(entry));
+
 interface Waiting {
-  entries: LogEntry[];
+  entries: Pending[];
   resolve: () => void;
   reject: (error: Error) => void;
 }
@@ -30,6 +34,8 @@ export class SessionJournal implements RunJournal {
   readonly #store: SessionStore;
   readonly #sessionId: string;
   readonly #runId: string;
+  /** The run id as JSON text, for the entries written directly. */
+  readonly #runIdText: string;
   readonly #secret: string | undefined;
   #lastSeq: number;
   /** The batch's results message, written with the next entry. */
@@ -51,6 +57,7 @@ export class SessionJournal implements RunJournal {
     this.#store = options.store;
     this.#sessionId = options.sessionId;
     this.#runId = options.runId;
+    this.#runIdText = JSON.stringify(options.runId);
     this.#lastSeq = options.lastSeq;
     this.#secret = options.secret;
   }
@@ -80,11 +87,21 @@ export class SessionJournal implements RunJournal {
       usage: { ...emptyUsage(), ...step.usage },
       stopReason: step.stopReason ?? "end_turn",
     };
-    if (answered.length > 0)
+    if (answered.length > 0) {
       entry.answered = Object.fromEntries(
         answered.map(({ id, result }) => [id, toJsonValue(result) as ToolResult]),
       );
-    return this.#write(entry);
+      return this.#write(entry);
+    }
+    // One per model call, so written as text (what encodeEntry gives for this entry); a message
+    // JSON cannot write goes to #write as the entry, which fails the journal with it.
+    let text: string;
+    try {
+      text = `{"type":"reply","runId":${this.#runIdText},"message":${JSON.stringify(entry.message)},"usage":${JSON.stringify(entry.usage)},"stopReason":${JSON.stringify(entry.stopReason)}}`;
+    } catch {
+      return this.#write(entry);
+    }
+    return this.#write(text);
   }
 
   userMessage(message: Message): Promise<void> {
@@ -96,13 +113,11 @@ export class SessionJournal implements RunJournal {
   }
 
   started(call: { id: string; name: string; input: unknown }): Promise<void> {
-    return this.#write({
-      type: "started",
-      runId: this.#runId,
-      callId: call.id,
-      name: call.name,
-      inputHash: inputHash(call.input),
-    });
+    // One per tool call, so written as text: what encodeEntry gives for the `started` entry
+    // { type, runId, callId, name, inputHash } (the hash is hex, nothing to escape).
+    return this.#write(
+      `{"type":"started","runId":${this.#runIdText},"callId":${JSON.stringify(call.id)},"name":${JSON.stringify(call.name)},"inputHash":"${inputHash(call.input)}"}`,
+    );
   }
 
   result(
@@ -129,7 +144,16 @@ export class SessionJournal implements RunJournal {
         entry.runData = { data, seal: sealValue(this.#secret, [this.#sessionId, data]) };
       }
     }
-    return this.#write(entry);
+    if (entry.runData) return this.#write(entry);
+    // One per tool call, so written as text: what encodeEntry gives for this entry. A result
+    // JSON cannot write goes to #write as the entry, which fails the journal with it.
+    let text: string;
+    try {
+      text = `{"type":"result","runId":${this.#runIdText},"callId":${JSON.stringify(call.id)},"name":${JSON.stringify(call.name)},"result":${JSON.stringify(result)}}`;
+    } catch {
+      return this.#write(entry);
+    }
+    return this.#write(text);
   }
 
   results(message: Message): void {
@@ -154,7 +178,7 @@ export class SessionJournal implements RunJournal {
     return this.#write({ type: "snapshot", runId: this.#runId, callId, path, content });
   }
 
-  #write(entry: LogEntry): Promise<void> {
+  #write(entry: Pending): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
     const entries = this.#deferred.length > 0 ? [...this.#deferred.splice(0), entry] : [entry];
     if (this.#writing)
@@ -165,7 +189,7 @@ export class SessionJournal implements RunJournal {
     // the store's promise when it succeeds).
     let texts: string[];
     try {
-      texts = entries.map(encodeEntry);
+      texts = entries.map(textOf);
     } catch (error) {
       this.#failure ??= asJournalError(error, this.#sessionId);
       return Promise.reject(this.#failure);
@@ -201,7 +225,7 @@ export class SessionJournal implements RunJournal {
       const group = this.#waiting.splice(0);
       try {
         if (this.#failure) throw this.#failure;
-        const texts = group.flatMap((waiting) => waiting.entries.map(encodeEntry));
+        const texts = group.flatMap((waiting) => waiting.entries.map(textOf));
         await this.#append(texts);
         for (const waiting of group) waiting.resolve();
       } catch (error) {
@@ -267,10 +291,29 @@ export class SessionJournal implements RunJournal {
   }
 }
 
-/** A hash of a call's canonical input, for its `started` entry (an identifier, not a seal). */
+/**
+ * A hash of a call's canonical input, for its `started` entry: an identifier, not a seal (nothing
+ * is proven with it; approvals and paused states have HMAC seals). 64 bits as 16 hex digits, from
+ * two multiply-xor lanes over the text's UTF-16 code units with a final mix (cyrb53's scheme, both
+ * lanes kept). In JavaScript rather than node:crypto: a one-shot SHA-256 (OpenSSL's setup, cold
+ * between calls) cost about 6 µs more per tool call inside a run; for long inputs neither is the
+ * cost, building the canonical text is.
+ */
 export function inputHash(input: unknown): string {
-  return hash("sha256", canonicalJson(input), "base64url");
+  const text = canonicalJson(input);
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    h1 = Math.imul(h1 ^ unit, 2654435761);
+    h2 = Math.imul(h2 ^ unit, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return hex32(h2) + hex32(h1);
 }
+
+const hex32 = (value: number) => (value >>> 0).toString(16).padStart(8, "0");
 
 function asJournalError(error: unknown, sessionId: string): Error {
   if (error instanceof SessionConflictError || error instanceof SessionStoreError) return error;
