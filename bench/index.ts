@@ -12,8 +12,11 @@
  *
  * (8), mcp.ts: an MCP tool call (a server over stdio) against the same tool called directly.
  *
- * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents`, `-- mcp` or `-- w3` runs one
- * part only.
+ * Queue, queue.ts: 200 runs through skein/pgboss with 1 and 2 worker processes on a throwaway
+ * Postgres, against the same runs in one process with agent.run on the same store.
+ *
+ * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents`, `-- mcp`, `-- w3` or `-- queue`
+ * runs one part only.
  */
 import { agentsBench } from "./agents.ts";
 import { engineBench } from "./engine.ts";
@@ -66,4 +69,14 @@ if (only === undefined || only === "w3") {
   );
   console.log(table(w3.rows));
   console.log(`\n${w3.notes}`);
+}
+if (only === undefined || only === "queue") {
+  // Loaded here only: pg, pg-boss and skein/pgboss stay out of the other parts' process.
+  const { queueBench } = await import("./queue.ts");
+  const queue = await queueBench();
+  console.log(
+    "\nQueue: skein/pgboss workers against the same runs in one process (agent.run, same store).\n",
+  );
+  console.log(table(queue.rows));
+  console.log(`\n${queue.notes}`);
 }

@@ -2,8 +2,10 @@
  * What every benchmark shares: the built package, clocks, statistics, paired repeats and the
  * printed table.
  */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
+import ts from "typescript";
 
 /**
  * `npm run bench` builds first: measure that build, dist/. Under tsx the specifier "skein" maps to
@@ -19,6 +21,32 @@ export const testing = (await import(dist("testing/index.js")).catch(
 function missingBuild(error: unknown): never {
   console.error("bench: dist/ is missing or broken; run `npm run bench` (it builds first).");
   throw error;
+}
+
+/**
+ * Bench files a child process runs, transpiled one by one to plain JavaScript in
+ * node_modules/.cache/skein-bench/ (under tsx a child would carry its loader: about 37 MB, and a
+ * slower start); returns the path of `files[0]`'s output. The files' relative imports must be
+ * among `files`.
+ */
+export function transpileForChild(files: string[]): string {
+  const out = new URL("../node_modules/.cache/skein-bench/", import.meta.url);
+  mkdirSync(out, { recursive: true });
+  for (const file of files) {
+    const source = readFileSync(new URL(file, import.meta.url), "utf8");
+    const { outputText } = ts.transpileModule(source, {
+      compilerOptions: {
+        module: ts.ModuleKind.ESNext,
+        target: ts.ScriptTarget.ES2022,
+        rewriteRelativeImportExtensions: true,
+        verbatimModuleSyntax: true,
+      },
+    });
+    writeFileSync(new URL(file.replace(/\.ts$/, ".js"), out), outputText);
+  }
+  // An ES module: the directory has no package.json of its own to say so.
+  writeFileSync(new URL("package.json", out), '{ "type": "module" }\n');
+  return new URL(files[0]!.replace(/\.ts$/, ".js"), out).pathname;
 }
 
 // ---------------------------------------------------------------- clocks

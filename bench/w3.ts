@@ -10,12 +10,19 @@
  * carry about 37 MB of loader for both sides, which hides the difference being measured.
  */
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import ts from "typescript";
 import { PROTOCOLS, type Protocol, toolTurnsScript } from "./http-workload.ts";
 import { checkSameRequests } from "./plain-fetch.ts";
 import { skeinSide } from "./skein-side.ts";
-import { dist, median, skein, spread, TABLE_HEADER, testing, verdict } from "./support.ts";
+import {
+  dist,
+  median,
+  skein,
+  spread,
+  TABLE_HEADER,
+  testing,
+  transpileForChild,
+  verdict,
+} from "./support.ts";
 import type { W3Sample } from "./w3-child.ts";
 
 const RUNS = 200;
@@ -146,29 +153,13 @@ async function importCost(samples: number) {
 
 /** The child and the bench files it imports, transpiled one by one to plain JavaScript. */
 function transpileChild(): string {
-  const out = new URL("../node_modules/.cache/skein-bench/", import.meta.url);
-  mkdirSync(out, { recursive: true });
-  for (const file of [
+  return transpileForChild([
     "w3-child.ts",
     "http-workload.ts",
     "plain-fetch.ts",
     "skein-side.ts",
     "weather-schema.ts",
-  ]) {
-    const source = readFileSync(new URL(file, import.meta.url), "utf8");
-    const { outputText } = ts.transpileModule(source, {
-      compilerOptions: {
-        module: ts.ModuleKind.ESNext,
-        target: ts.ScriptTarget.ES2022,
-        rewriteRelativeImportExtensions: true,
-        verbatimModuleSyntax: true,
-      },
-    });
-    writeFileSync(new URL(file.replace(/\.ts$/, ".js"), out), outputText);
-  }
-  // An ES module: the directory has no package.json of its own to say so.
-  writeFileSync(new URL("package.json", out), '{ "type": "module" }\n');
-  return new URL("w3-child.js", out).pathname;
+  ]);
 }
 
 /** Runs node with `args`; resolves with its stdout, rejects with its stderr if it fails. */
