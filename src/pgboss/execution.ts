@@ -216,9 +216,8 @@ async function runJob(
       // Cancelled: the engine logged the run's end as aborted, unless the abort came before the
       // run began; then it ends here, so the session is not left unfinished.
       await logRunEnd(store, sessionId, checkpointId, { subtype: "aborted" });
-      return finish(
-        board,
-        started,
+      return board.finishRun(
+        runId,
         "cancelled",
         JSON.stringify({
           messages: error.messages,
@@ -243,9 +242,10 @@ async function runJob(
         `The session store failed during the run of session "${sessionId}": ${result.error.message}`,
       );
   }
-  await finish(board, started, result.subtype === "paused" ? "paused" : "ended", result);
+  await board.finishRun(runId, result.subtype === "paused" ? "paused" : "ended", eventText(result));
 }
 
+/** Records the end of a run no engine ran in this execution (its record created if need be). */
 async function finish(
   board: Board,
   started: StartedRun,

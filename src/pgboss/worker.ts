@@ -101,10 +101,13 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
   /** Executions by key; `execution` is set once it holds its session's lease. */
   const running = new Map<string, { execution?: Execution; done: Promise<void> }>();
   let wake: (() => void) | undefined;
+  /** A nudge that came while no wait was pending (a fetch in flight): the next wait is skipped. */
+  let nudged = false;
   const nudge = () => {
     const resume = wake;
     wake = undefined;
-    resume?.();
+    if (resume) resume();
+    else nudged = true;
   };
   const ours = new Set(queues.map(({ queue }) => queue));
   const unlisten = [
@@ -185,6 +188,7 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
     let failures = 0;
     while (!stopping) {
       let fetched = 0;
+      nudged = false; // this round fetches: what a nudge asked for happens now
       for (let i = 0; i < queues.length && !stopping; i++) {
         const free = concurrency - running.size;
         if (free <= 0) break;
@@ -209,10 +213,18 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
       // Idle (or full): wait for an enqueue, a free slot, stop, or the next poll.
       const delay =
         running.size >= concurrency ? undefined : pollingMs * 2 ** Math.min(failures, 4);
+      if (nudged) {
+        nudged = false;
+        continue;
+      }
+      let poll: NodeJS.Timeout | undefined;
       await new Promise<void>((resolve) => {
         wake = resolve;
-        if (delay !== undefined) setTimeout(nudge, delay).unref();
+        if (delay !== undefined) poll = setTimeout(nudge, delay).unref();
       });
+      // Woken early: the poll's timer must not fire later as an extra fetch.
+      clearTimeout(poll);
+      nudged = false;
     }
   })();
 
