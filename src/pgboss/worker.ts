@@ -337,6 +337,7 @@ function checkBoss(prefix: string, boss: unknown): asserts boss is PgBossLike {
     "createQueue",
     "getQueue",
     "getQueues",
+    "getJobById",
   ];
   const missing =
     typeof boss === "object" && boss !== null
