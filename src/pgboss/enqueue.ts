@@ -10,7 +10,8 @@ import type { SessionStore } from "../sessions/types.ts";
 import { assertSessionId } from "../sessions/validate.ts";
 import { boardOf, CHANNEL } from "./board.ts";
 import { requirePeers } from "./peers.ts";
-import { checkJobOptions, queueOf, sendRun } from "./queue.ts";
+import { checkJobOptions, ensureQueue, queueOf, sendRun } from "./queue.ts";
+import { eventText, failedResult } from "./results.ts";
 import type {
   CancelRunOptions,
   EnqueuedRun,
@@ -68,10 +69,29 @@ export async function enqueueRun(
   assertSessionId(prefix, sessionId);
   const jobOptions = checkJobOptions(prefix, options.jobOptions);
   const message: Message = { role: "user", content: options.prompt };
+  // The queue (and the board's tables) first: what can be refused is refused before any write.
+  await ensureQueue(boss, queue);
+  await board.ready();
   const { checkpointId } = await logRunInput(options.sessionStore, sessionId, message);
   const runId = checkpointId;
-  await board.insertRun({ runId, sessionId, agent: options.agent, checkpointId });
-  const jobId = await sendRun(boss, queue, { sessionId, runId }, jobOptions);
+  let jobId: string;
+  try {
+    await board.insertRun({ runId, sessionId, agent: options.agent, checkpointId });
+    jobId = await sendRun(boss, queue, { sessionId, runId }, jobOptions);
+  } catch (error) {
+    // Not on the queue: the logged prompt's run ends here, so the session is not left waiting for
+    // a job that does not exist (a later enqueueRun would be refused). Best effort: the database
+    // may be what failed; then `resumeRun` puts the logged run on the queue.
+    const reason = error instanceof Error ? error.message : String(error);
+    const failure = { name: "EnqueueError", message: `The run could not be enqueued: ${reason}` };
+    await logRunEnd(options.sessionStore, sessionId, checkpointId, {
+      subtype: "error_during_execution",
+      error: failure,
+    }).catch(() => {});
+    const result = failedResult(sessionId, checkpointId, undefined, failure);
+    await board.finishRun(runId, "ended", eventText(result)).catch(() => {});
+    throw error;
+  }
   await board.setJob(runId, jobId);
   await board.notify(CHANNEL.wake, queue).catch(() => {});
   return { sessionId, jobId, runId };
