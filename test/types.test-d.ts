@@ -21,6 +21,7 @@ import {
   query,
   type RunState,
   type SDKResultMessage,
+  type SessionStore,
   type Steering,
   type ToolCall,
   type ToolContext,
@@ -29,6 +30,14 @@ import {
   tool,
   type Usage,
 } from "skein";
+import {
+  createWorker,
+  type EnqueuedRun,
+  enqueueRun,
+  followRun,
+  type PgBossLike,
+  waitForRun,
+} from "skein/pgboss";
 import { scriptedModel } from "skein/testing";
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
@@ -440,5 +449,28 @@ describe("interactive agents (issue 12): typed output, steering, the new events 
     createBareAgent({ model, modelSettings: { toolChoice: "sometimes" } });
     // @ts-expect-error temperature is a number
     createBareAgent({ model, modelSettings: { temperature: "hot" } });
+  });
+});
+
+describe("skein/pgboss (issue 14): the queue's functions are typed like the agent's", () => {
+  it("waitForRun and followRun carry the output type; workers take definitions and agents", () => {
+    const boss = {} as PgBossLike;
+    const sessionStore = {} as SessionStore;
+    expectTypeOf(waitForRun<{ city: string }>(sessionStore, "s")).resolves.toEqualTypeOf<
+      SDKResultMessage<{ city: string }>
+    >();
+    expectTypeOf(followRun(sessionStore, "s")).toEqualTypeOf<
+      AsyncGenerator<AgentEvent<unknown>, void, undefined>
+    >();
+    expectTypeOf(
+      enqueueRun(boss, { agent: "a", prompt: "p", sessionStore }),
+    ).resolves.toEqualTypeOf<EnqueuedRun>();
+    const definition = defineAgent({ output: z.object({ city: z.string() }) });
+    expectTypeOf(createWorker).toBeCallableWith(boss, {
+      sessionStore,
+      agents: { a: definition, b: createBareAgent({}) },
+    });
+    // @ts-expect-error: a prompt is text or content blocks
+    enqueueRun(boss, { agent: "a", prompt: 42, sessionStore });
   });
 });
