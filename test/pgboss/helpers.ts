@@ -1,8 +1,6 @@
 // Helpers of the skein/pgboss tests: worker processes, the mock model they share (in this
 // process, so requests are counted across processes), the effect tables, and the checks of
 // record on what the runs left behind.
-import { type ChildProcess, spawn } from "node:child_process";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import PgBoss from "pg-boss";
@@ -10,34 +8,15 @@ import type { Message, SDKResultMessage, SessionStore } from "skein";
 import { postgresStore } from "skein/postgres";
 import { type MockServer, type MockTurn, mockServer } from "skein/testing";
 import { afterAll, afterEach, expect } from "vitest";
+import { type Child, runChild } from "../support/children.ts";
 import { LIVENESS_MS } from "../support/liveness.ts";
 import { expectValidTranscript, resultsById, resultText, toolUseIds } from "../support/results.ts";
 import type { WorkerTask } from "./children/worker-child.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CHILDREN = fileURLToPath(new URL("children", import.meta.url));
 
 // ---------------------------------------------------------------------------------------------
 // Child processes
-
-export interface Child {
-  name: string;
-  child: ChildProcess;
-  /** Complete stdout lines so far. */
-  readonly lines: string[];
-  readonly stderr: string;
-  /** Resolves once `predicate` holds for the lines; rejects if the child exits first. */
-  until(predicate: (lines: string[]) => boolean, what: string, withinMs?: number): Promise<void>;
-  /** Resolves once a line equals `line` (or starts with it, when it ends with a space). */
-  line(line: string, withinMs?: number): Promise<string>;
-  send(line: string): void;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** SIGKILL, and wait for the death. */
-  kill(): Promise<void>;
-  /** True once this test killed it. */
-  killed: boolean;
-  /** True until the process exits, whatever ends it. */
-  readonly running: boolean;
-}
 
 const children = new Set<Child>();
 
@@ -54,101 +33,10 @@ export function useChildren(): void {
 
 /** Runs `test/pgboss/children/<script>` from source (through tsx), with one JSON argument. */
 export function spawnChild(script: string, argument: unknown, name = script): Child {
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", join(ROOT, "test/pgboss/children", script), JSON.stringify(argument)],
-    { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] },
-  );
-  const lines: string[] = [];
-  let partial = "";
-  let stderr = "";
-  const waiters = new Set<() => void>();
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop()!;
-    lines.push(...parts);
-    for (const waiter of [...waiters]) waiter();
-  });
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  child.stdin!.on("error", () => {}); // a dead child's stdin: nothing to tell it any more
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
-    (resolve, reject) => {
-      child.on("error", reject);
-      child.on("close", (code, signal) => resolve({ code, signal }));
-    },
-  );
-  let exitedYet = false;
-  exited.then(
-    () => {
-      exitedYet = true;
-      children.delete(handle);
-      for (const waiter of [...waiters]) waiter();
-    },
-    () => {},
-  );
-  const handle: Child = {
-    name,
-    child,
-    lines,
-    get stderr() {
-      return stderr;
-    },
-    killed: false,
-    get running() {
-      return !exitedYet && child.exitCode === null && child.signalCode === null;
-    },
-    until(predicate, what, withinMs = LIVENESS_MS) {
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(check);
-          reject(
-            new Error(
-              `${name}: no ${what} within ${withinMs} ms.\nstdout: ${lines.slice(-40).join("\n")}\nstderr: ${stderr.slice(-3000)}`,
-            ),
-          );
-        }, withinMs);
-        const check = () => {
-          if (predicate(lines)) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            resolve();
-          } else if (exitedYet) {
-            waiters.delete(check);
-            clearTimeout(timer);
-            reject(
-              new Error(
-                `${name} exited before ${what}.\nstdout: ${lines.slice(-40).join("\n")}\nstderr: ${stderr.slice(-3000)}`,
-              ),
-            );
-          }
-        };
-        waiters.add(check);
-        check();
-      });
-    },
-    async line(wanted, withinMs) {
-      const matches = (line: string) =>
-        wanted.endsWith(" ") ? line.startsWith(wanted) : line === wanted;
-      await handle.until((all) => all.some(matches), `line "${wanted}"`, withinMs);
-      return lines.find(matches)!;
-    },
-    send(line) {
-      if (!exitedYet) child.stdin!.write(`${line}\n`);
-    },
-    exited,
-    async kill() {
-      if (exitedYet) return;
-      handle.killed = true;
-      child.kill("SIGKILL");
-      await exited;
-    },
-  };
-  children.add(handle);
-  return handle;
+  const child = runChild(CHILDREN, script, argument, { name, withinMs: LIVENESS_MS });
+  children.add(child);
+  child.exited.finally(() => children.delete(child)).catch(() => {});
+  return child;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,87 +1,27 @@
 // Helpers of the session store tests: store child processes, and opening stores for conformance.
-import { type ChildProcess, spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { SessionStore } from "skein";
 import { postgresStore } from "skein/postgres";
 import { sqliteStore } from "skein/sqlite";
 import type { OpenSessionStore } from "skein/testing";
+import { type Child, runChild } from "../support/children.ts";
 import { useThrowawayPostgres } from "../support/postgres.ts";
 import { useTempDir } from "../support/temp.ts";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const CHILDREN = fileURLToPath(new URL("children", import.meta.url));
 
 /** What a child script is told: which store to open, and what to do with it. */
 export type ChildStore =
   | { kind: "sqlite"; path: string }
   | { kind: "postgres"; url: string; schema: string };
 
-export interface StoreChild {
-  child: ChildProcess;
-  /** Complete stdout lines so far. */
-  readonly lines: string[];
-  readonly stderr: string;
-  /** Resolves once `predicate` holds for the lines (checked as each arrives). */
-  until(predicate: (lines: string[]) => boolean, what: string): Promise<void>;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+/** A store child process: its stdout lines, `until(predicate)` (no time limit but the test's). */
+export type StoreChild = Child;
 
 /** Runs `test/sessions/children/<script>` from source (through tsx), with one JSON argument. */
 export function startChild(script: string, argument: unknown): StoreChild {
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
-  const child = spawn(
-    process.execPath,
-    ["--import", "tsx", join(ROOT, "test/sessions/children", script), JSON.stringify(argument)],
-    { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] },
-  );
-  const lines: string[] = [];
-  let partial = "";
-  let stderr = "";
-  const waiters = new Set<() => void>();
-  child.stdout!.setEncoding("utf8").on("data", (chunk: string) => {
-    const parts = (partial + chunk).split("\n");
-    partial = parts.pop()!;
-    lines.push(...parts);
-    for (const waiter of [...waiters]) waiter();
-  });
-  child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
-    (resolve, reject) => {
-      child.on("error", reject);
-      child.on("close", (code, signal) => resolve({ code, signal }));
-    },
-  );
-  return {
-    child,
-    lines,
-    get stderr() {
-      return stderr;
-    },
-    until(predicate, what) {
-      return new Promise<void>((resolve, reject) => {
-        const check = () => {
-          if (!predicate(lines)) return;
-          waiters.delete(check);
-          resolve();
-        };
-        waiters.add(check);
-        check();
-        exited.then((outcome) => {
-          if (!waiters.has(check)) return;
-          waiters.delete(check);
-          reject(
-            new Error(
-              `the child exited (${outcome.code ?? outcome.signal}) before ${what}.\nstdout: ${lines.join("\n")}\nstderr: ${stderr}`,
-            ),
-          );
-        }, reject);
-      });
-    },
-    exited,
-  };
+  return runChild(CHILDREN, script, argument);
 }
 
 /**
