@@ -1,19 +1,13 @@
 /**
- * A throwaway Postgres cluster for the queue benchmark, as test/support/postgres.ts starts one for
- * the tests (that file registers vitest hooks, so the bench keeps its own copy): initdb and
- * pg_ctl in a fresh temp directory, on a free port of 127.0.0.1, as the `postgres` user through
- * runuser when run as root; stopped and removed by `stop()`. Also the cluster's CPU time.
+ * A throwaway Postgres cluster for the queue benchmark: the tests' (test/support/postgres-cluster.ts:
+ * initdb and pg_ctl in a fresh temp directory, on a free port of 127.0.0.1, as the `postgres` user
+ * through runuser when run as root, -F as the tests run it: the figures are the work, not this
+ * disk's flushes), with room for 200 connections; stopped and removed by `stop()`. Also the
+ * cluster's CPU time.
  */
-import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
-const ROOT_DIRECTORY = "/usr/lib/postgresql";
+import { startPostgres as startCluster } from "../test/support/postgres-cluster.ts";
 
 export interface BenchPostgres {
   /** `postgres://postgres@127.0.0.1:<port>/postgres`, trust authentication. */
@@ -24,81 +18,11 @@ export interface BenchPostgres {
   stop(): Promise<void>;
 }
 
-function postgresBin(): string {
-  let versions: string[] = [];
-  try {
-    versions = readdirSync(ROOT_DIRECTORY).filter(
-      (name) => /^\d+(\.\d+)?$/.test(name) && existsSync(join(ROOT_DIRECTORY, name, "bin/initdb")),
-    );
-  } catch {
-    // absent: reported below
-  }
-  versions.sort((a, b) => Number.parseFloat(a) - Number.parseFloat(b));
-  const newest = versions.at(-1);
-  if (newest === undefined)
-    throw new Error(
-      `bench: no Postgres server under ${ROOT_DIRECTORY}/*/bin; install postgresql (apt-get install -y postgresql) for the queue benchmark.`,
-    );
-  return join(ROOT_DIRECTORY, newest, "bin");
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startPostgres(): Promise<BenchPostgres> {
-  const bin = postgresBin();
-  const asRoot = process.getuid?.() === 0;
-  const dir = await mkdtemp(join(tmpdir(), "skein-bench-pg."));
-  const data = join(dir, "data");
-  // cwd: the server's user may not be able to enter the bench's working directory.
-  const as = (program: string, args: string[]) =>
-    asRoot
-      ? run("runuser", ["-u", "postgres", "--", join(bin, program), ...args], { cwd: dir })
-      : run(join(bin, program), args, { cwd: dir });
-  const pgCtl = (args: string[]) => as("pg_ctl", ["-D", data, ...args]);
-  try {
-    if (asRoot) {
-      await run("chown", ["postgres:postgres", dir]);
-      await run("chmod", ["700", dir]);
-    }
-    await as("initdb", ["-D", data, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync"]);
-    // Another process may take the free port before the server binds it: try a few.
-    for (let attempt = 1; ; attempt++) {
-      const port = await freePort();
-      // -F (no fsync), as the tests run it: the figures are the work, not this disk's flushes.
-      const options = `-F -c listen_addresses=127.0.0.1 -p ${port} -k ${dir} -c max_connections=200`;
-      try {
-        await pgCtl(["-l", join(dir, "log"), "-w", "-o", options, "start"]);
-      } catch (error) {
-        if (attempt < 3) continue;
-        const log = await readFile(join(dir, "log"), "utf8").catch(() => "(no log)");
-        throw new Error(`bench: pg_ctl start failed: ${String(error)}\n${log}`);
-      }
-      const postmaster = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]);
-      return {
-        url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-        cpuMs: () => clusterCpuMs(postmaster),
-        stop: async () => {
-          try {
-            await pgCtl(["-m", "immediate", "-w", "stop"]);
-          } finally {
-            await rm(dir, { recursive: true, force: true });
-          }
-        },
-      };
-    }
-  } catch (error) {
-    await rm(dir, { recursive: true, force: true });
-    throw error;
-  }
+  const cluster = await startCluster({ maxConnections: 200 });
+  const pidFile = readFileSync(join(cluster.dataDir, "postmaster.pid"), "utf8");
+  const postmaster = Number(pidFile.split("\n")[0]);
+  return { url: cluster.url, cpuMs: () => clusterCpuMs(postmaster), stop: cluster.stop };
 }
 
 const TICKS_PER_MS = 100 / 1_000; // USER_HZ, 100 on Linux
