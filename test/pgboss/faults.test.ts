@@ -6,49 +6,32 @@ import { AbortError, loadSession, type SDKResultMessage } from "skein";
 import { cancelRun, enqueueRun, followRun, resumeRun, waitForRun } from "skein/pgboss";
 import { afterEach, describe, expect, test } from "vitest";
 import { LIVENESS_MS } from "../support/liveness.ts";
-import { useThrowawayPostgres } from "../support/postgres.ts";
 import { rejectionOf, sleep } from "../support/promises.ts";
 import { expectValidTranscript } from "../support/results.ts";
 import type { WorkerTask } from "./children/worker-child.ts";
 import {
   answersTo,
   callId,
-  closeScenarios,
   countsOf,
+  JOB_OPTIONS,
   oneChargePlan,
-  openScenario,
   printed,
-  type QueueModel,
   type Scenario,
   spawnWorker,
-  startQueueModel,
   startWorker,
-  useChildren,
+  useWorkerTests,
 } from "./helpers.ts";
 
-const postgres = useThrowawayPostgres({ maxConnections: 300 });
-useChildren();
-const models: QueueModel[] = [];
-afterEach(async () => {
-  await Promise.all(models.splice(0).map((model) => model.close()));
-  await closeScenarios();
-}, 60_000);
-
-const JOB_OPTIONS = { expireInSeconds: 4, retryDelay: 1, retryBackoff: false, retryLimit: 50 };
-const LEASE_MS = 3_000;
+const { setUpScenario } = useWorkerTests();
 const within = (ms = LIVENESS_MS) => AbortSignal.timeout(ms);
 
 async function setUp(name: string) {
-  const scenario = await openScenario(postgres().url, name);
-  const model = await startQueueModel(() => scenario.store);
-  models.push(model);
+  const { scenario, model, workerBase } = await setUpScenario(name);
   // Single-charge conversations unless a test says otherwise.
   model.define(/./, oneChargePlan);
   const base = (agents: WorkerTask["agents"]): Omit<WorkerTask, "name"> => ({
-    ...scenario.base(model),
+    ...workerBase,
     agents,
-    leaseMs: LEASE_MS,
-    pollingIntervalMs: 500,
   });
   return { scenario, model, base };
 }

@@ -10,6 +10,7 @@ import { type MockServer, type MockTurn, mockServer } from "skein/testing";
 import { afterAll, afterEach, expect } from "vitest";
 import { type Child, runChild } from "../support/children.ts";
 import { LIVENESS_MS } from "../support/liveness.ts";
+import { type ThrowawayPostgres, useThrowawayPostgres } from "../support/postgres.ts";
 import { expectValidTranscript, resultsById, resultText, toolUseIds } from "../support/results.ts";
 import type { WorkerTask } from "./children/worker-child.ts";
 
@@ -196,6 +197,57 @@ export async function openScenario(url: string, name: string): Promise<Scenario>
   };
   scenarios.add(scenario);
   return scenario;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A file of worker-process tests
+
+// Short expiries so recovery happens within seconds: a dead worker's job is handed out again
+// after its expiry (plus a maintenance interval and the retry delay), its lease after leaseMs.
+export const JOB_OPTIONS = {
+  expireInSeconds: 4,
+  retryDelay: 1,
+  retryBackoff: false,
+  retryLimit: 50,
+};
+export const LEASE_MS = 3_000;
+
+export interface WorkerTestSetUp {
+  scenario: Scenario;
+  model: QueueModel;
+  /** The worker task fields every worker of the scenario shares (the agents are the test's). */
+  workerBase: Pick<
+    WorkerTask,
+    "url" | "bossSchema" | "storeSchema" | "modelUrl" | "leaseMs" | "pollingIntervalMs"
+  >;
+}
+
+/**
+ * The set-up of a file whose tests run worker processes: a throwaway Postgres with room for
+ * several workers' pools, the file's children killed and its models and scenarios closed after
+ * each test. `setUpScenario(name)` opens a scenario and a model that reads its store.
+ */
+export function useWorkerTests(): {
+  postgres: () => ThrowawayPostgres;
+  setUpScenario(name: string): Promise<WorkerTestSetUp>;
+} {
+  const postgres = useThrowawayPostgres({ maxConnections: 300 });
+  useChildren();
+  const models: QueueModel[] = [];
+  afterEach(async () => {
+    await Promise.all(models.splice(0).map((model) => model.close()));
+    await closeScenarios();
+  }, 60_000);
+  return {
+    postgres,
+    async setUpScenario(name) {
+      const scenario = await openScenario(postgres().url, name);
+      const model = await startQueueModel(() => scenario.store);
+      models.push(model);
+      const workerBase = { ...scenario.base(model), leaseMs: LEASE_MS, pollingIntervalMs: 500 };
+      return { scenario, model, workerBase };
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

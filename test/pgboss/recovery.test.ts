@@ -6,53 +6,35 @@
 import { setMaxListeners } from "node:events";
 import { loadSession, type SDKResultMessage } from "skein";
 import { enqueueRun, followRun, waitForRun } from "skein/pgboss";
-import { afterEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { LIVENESS_MS } from "../support/liveness.ts";
-import { useThrowawayPostgres } from "../support/postgres.ts";
 import { sleep } from "../support/promises.ts";
 import { expectValidTranscript } from "../support/results.ts";
 import type { WorkerTask } from "./children/worker-child.ts";
 import {
   answersTo,
   callId,
-  closeScenarios,
   countsOf,
   expectShopRun,
   handoffPlan,
-  openScenario,
+  JOB_OPTIONS,
   printed,
   type QueueModel,
   type Scenario,
   shopPlan,
-  startQueueModel,
   startWorker,
-  useChildren,
+  useWorkerTests,
   type WorkerChild,
 } from "./helpers.ts";
 
-const postgres = useThrowawayPostgres({ maxConnections: 300 });
-useChildren();
-const models: QueueModel[] = [];
-afterEach(async () => {
-  await Promise.all(models.splice(0).map((model) => model.close()));
-  await closeScenarios();
-}, 60_000);
-
-// Short expiries so recovery happens within seconds: a dead worker's job is handed out again
-// after its expiry (plus a maintenance interval and the retry delay), its lease after leaseMs.
-const JOB_OPTIONS = { expireInSeconds: 4, retryDelay: 1, retryBackoff: false, retryLimit: 50 };
-const LEASE_MS = 3_000;
+const { postgres, setUpScenario } = useWorkerTests();
 
 async function setUp(name: string) {
-  const scenario = await openScenario(postgres().url, name);
-  const model = await startQueueModel(() => scenario.store);
-  models.push(model);
+  const { scenario, model, workerBase } = await setUpScenario(name);
   const base: Omit<WorkerTask, "name"> = {
-    ...scenario.base(model),
+    ...workerBase,
     agents: { shop: { kind: "shop" } },
     concurrency: 3,
-    leaseMs: LEASE_MS,
-    pollingIntervalMs: 500,
   };
   return { scenario, model, base };
 }
