@@ -127,6 +127,11 @@ async function startWorker(url: string, agents: string, extra: string[] = []): P
   return worker;
 }
 
+/** `skein enqueue --database-url <url> --agent <agent> [...options] <prompt>`. */
+function enqueue(url: string, agent: string, prompt: string, options: string[] = []): CliProcess {
+  return skein(["enqueue", "--database-url", url, "--agent", agent, ...options, prompt]);
+}
+
 async function sessionsJson(url: string): Promise<Record<string, any>[]> {
   const listed = await skein(["sessions", "--database-url", url, "--json"]).exited;
   expect(listed.stderr).toBe("");
@@ -158,15 +163,7 @@ describe("skein worker, enqueue and sessions against one database", () => {
         ),
       ]);
 
-      const first = await skein([
-        "enqueue",
-        "--database-url",
-        url,
-        "--agent",
-        "echo",
-        "--wait",
-        "say hello",
-      ]).exited;
+      const first = await enqueue(url, "echo", "say hello", ["--wait"]).exited;
       expect(first.stderr).toMatch(/^session \S+\nrun \S+\n/);
       expect(first.stdout).toBe("echo (1 messages): say hello\n");
       expect(first.code).toBe(0);
@@ -182,15 +179,7 @@ describe("skein worker, enqueue and sessions against one database", () => {
       expect(idsOf(second.stderr).sessionId).toBe(sessionId);
 
       // A run that ends with an error: its message, exit 1.
-      const failed = await skein([
-        "enqueue",
-        "--database-url",
-        url,
-        "--agent",
-        "echo",
-        "--wait",
-        "fail now",
-      ]).exited;
+      const failed = await enqueue(url, "echo", "fail now", ["--wait"]).exited;
       expect(failed.code).toBe(1);
       expect(failed.stdout).toBe("");
       expect(lines(failed.stderr).at(-1)).toMatch(/^skein: the run failed: \w+: .*no, not this/);
@@ -236,29 +225,13 @@ describe("skein worker, enqueue and sessions against one database", () => {
     async () => {
       const url = await freshDatabase();
       // No worker yet: the run waits on the queue.
-      const queued = await skein([
-        "enqueue",
-        "--database-url",
-        url,
-        "--agent",
-        "echo",
-        "hold the line",
-      ]).exited;
+      const queued = await enqueue(url, "echo", "hold the line").exited;
       expect(queued.code).toBe(0);
       expect(queued.stdout).toMatch(/^session \S+\nrun \S+\n$/);
       expect(queued.stderr).toMatch(/no worker has served "echo" in the last minute/);
       const { sessionId, runId } = idsOf(queued.stdout);
       // Its session cannot take another prompt before this run ended.
-      const busy = await skein([
-        "enqueue",
-        "--database-url",
-        url,
-        "--agent",
-        "echo",
-        "--session",
-        sessionId,
-        "one more",
-      ]).exited;
+      const busy = await enqueue(url, "echo", "one more", ["--session", sessionId]).exited;
       expect(busy.code).toBe(1);
       expect(busy.stderr).toBe(
         `skein: Session "${sessionId}" has an unfinished run (interrupted); wait for it to end (or resume or cancel it) before enqueueing another.\n`,
@@ -310,8 +283,7 @@ describe("skein worker, enqueue and sessions against one database", () => {
     async () => {
       const url = await freshDatabase();
       const worker = await startWorker(url, "./queue-agents.mjs");
-      const queued = await skein(["enqueue", "--database-url", url, "--agent", "echo", "hold on"])
-        .exited;
+      const queued = await enqueue(url, "echo", "hold on").exited;
       expect(queued.code).toBe(0);
       await gate("hold on").arrived;
       worker.child.kill("SIGINT");
@@ -329,15 +301,7 @@ describe("skein worker, enqueue and sessions against one database", () => {
     async () => {
       const url = await freshDatabase();
       await startWorker(url, "./queue-agents.mjs");
-      const waiting = skein([
-        "enqueue",
-        "--database-url",
-        url,
-        "--agent",
-        "echo",
-        "--wait",
-        "hold still",
-      ]);
+      const waiting = enqueue(url, "echo", "hold still", ["--wait"]);
       await gate("hold still").arrived;
       waiting.child.kill("SIGINT");
       const interrupted = await waiting.exited;
@@ -364,15 +328,7 @@ describe("skein worker, enqueue and sessions against one database", () => {
       const url = await freshDatabase();
       const worker = await startWorker(url, "./queue-agents-handoff.mjs");
       expect(worker.stdout).toMatch(/ ready: agents writer, helper; concurrency 1;/);
-      const written = await skein([
-        "enqueue",
-        "--database-url",
-        url,
-        "--agent",
-        "writer",
-        "--wait",
-        "write the draft",
-      ]).exited;
+      const written = await enqueue(url, "writer", "write the draft", ["--wait"]).exited;
       expect(written.stdout).toBe("handed off\n");
       expect(written.code).toBe(0);
 
