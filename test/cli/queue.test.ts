@@ -139,6 +139,16 @@ async function sessionsJson(url: string): Promise<Record<string, any>[]> {
   return lines(listed.stdout).map((line) => JSON.parse(line));
 }
 
+/** The outcome of a run, waited for through a store of this process. */
+async function resultOf(url: string, sessionId: string, runId: string) {
+  const store = postgresStore({ connectionString: url });
+  try {
+    return await waitForRun(store, sessionId, { runId });
+  } finally {
+    await store.close();
+  }
+}
+
 /** The session and run ids `skein enqueue` printed ("session <id>", "run <id>"). */
 function idsOf(text: string): { sessionId: string; runId: string } {
   const sessionId = /^session (\S+)$/m.exec(text)?.[1];
@@ -266,14 +276,9 @@ describe("skein worker, enqueue and sessions against one database", () => {
         status: "idle",
         run: { runId, status: "ended" },
       });
-      const store = postgresStore({ connectionString: url });
-      try {
-        const result = await waitForRun(store, sessionId, { runId });
-        expect(result.subtype).toBe("success");
-        expect(result.result).toBe("released: hold the line");
-      } finally {
-        await store.close();
-      }
+      const result = await resultOf(url, sessionId, runId);
+      expect(result.subtype).toBe("success");
+      expect(result.result).toBe("released: hold the line");
     },
     TIMEOUT,
   );
@@ -311,13 +316,7 @@ describe("skein worker, enqueue and sessions against one database", () => {
       const { sessionId, runId } = idsOf(interrupted.stderr);
 
       gate("hold still").release();
-      const store = postgresStore({ connectionString: url });
-      try {
-        const result = await waitForRun(store, sessionId, { runId });
-        expect(result.result).toBe("released: hold still");
-      } finally {
-        await store.close();
-      }
+      expect((await resultOf(url, sessionId, runId)).result).toBe("released: hold still");
     },
     TIMEOUT,
   );
