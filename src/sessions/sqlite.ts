@@ -94,7 +94,7 @@ function openDatabase(
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // Persistent in the file: readers never block the writer, and a commit is one WAL write.
-    db.pragma("journal_mode = WAL");
+    enterWal(db);
     db.pragma(`synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`);
     if (schemaVersion(db) !== SCHEMA_VERSION) db.transaction(() => prepareSchema(db)).immediate();
   } catch (error) {
@@ -102,6 +102,28 @@ function openDatabase(
     throw storeFailure(`sqliteStore(): preparing "${path}"`, error);
   }
   return db;
+}
+
+/**
+ * `journal_mode = WAL`, once the file is in it (a file already in WAL mode is left as it is). Two
+ * processes opening a new file at once both switch it, and SQLite answers the loser SQLITE_BUSY at
+ * once, without its busy handler (waiting could deadlock): the loser waits a moment and looks
+ * again, up to the busy timeout.
+ */
+function enterWal(db: BetterSqlite3.Database): void {
+  const deadline = Date.now() + BUSY_TIMEOUT_MS;
+  for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+    try {
+      if (db.pragma("journal_mode", { simple: true }) === "wal") return;
+      db.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      const busy = (error as { code?: unknown }).code === "SQLITE_BUSY";
+      if (!busy || Date.now() >= deadline) throw error;
+      // The store opens synchronously: a short synchronous pause.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, pause);
+    }
+  }
 }
 
 const schemaVersion = (db: BetterSqlite3.Database) =>

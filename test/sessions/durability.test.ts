@@ -1,5 +1,7 @@
 // kill -9 and racing processes, against SQLite files and a real Postgres: the log stays whole.
+import { join } from "node:path";
 import { describe, expect, test } from "vitest";
+import { useTempDir } from "../support/temp.ts";
 import { openChildStore, startChild, useChildBackings } from "./helpers.ts";
 
 const { backings } = useChildBackings("skein-durability-");
@@ -117,5 +119,32 @@ describe.each(backings)("%s", (_, backing) => {
     console.log(
       `${store.kind}: left won ${wins[0]} seqs, right ${wins[1]}, ${conflicts} appends conflicted`,
     );
+  }, 120_000);
+});
+
+// Processes opening one new SQLite file at the same instant all switch it to WAL; SQLite answers
+// the losers SQLITE_BUSY at once, without the busy timeout (1 open in 8 failed so, before).
+describe("sqliteStore: processes opening one new file at once", () => {
+  const dir = useTempDir("skein-open-race-");
+
+  test("six processes, four new files: every open succeeds and every append is there", async () => {
+    for (let round = 1; round <= 4; round += 1) {
+      const path = join(dir, `opened-${round}.db`);
+      // Started apart (tsx takes a while), they wait for one instant to open.
+      const at = Date.now() + 4_000;
+      const children = Array.from({ length: 6 }, (_, i) =>
+        startChild("open-at.ts", { path, at, name: `p${i}` }),
+      );
+      await Promise.all(children.map((child) => child.exited));
+      for (const child of children) expect(child.lines).toEqual(["opened"]);
+      const store = openChildStore({ kind: "sqlite", path });
+      try {
+        expect((await store.list()).map((info) => info.sessionId).sort()).toEqual(
+          Array.from({ length: 6 }, (_, i) => `p${i}`),
+        );
+      } finally {
+        await store.close();
+      }
+    }
   }, 120_000);
 });
