@@ -6,12 +6,7 @@ import type { Mailbox, MailboxMessage } from "./agents/mailbox.ts";
 import { checkAgentTools } from "./agents/reach.ts";
 import { type AgentHandle, registerAgent } from "./agents/registry.ts";
 import { type RunNextOptions, runNext } from "./agents/run-next.ts";
-import {
-  closeBackground,
-  createBackgroundTasks,
-  type RunBackground,
-  runBackground,
-} from "./builtin/background.ts";
+import { closeBackground, createBackgroundTasks, runBackground } from "./builtin/background.ts";
 import type { BuiltinEnvironment, Workspace } from "./builtin/environment.ts";
 import { BUILTIN_TOOL_NAMES, builtinTools } from "./builtin/index.ts";
 import { probeSandbox, sandboxPolicy } from "./builtin/sandbox.ts";
@@ -37,7 +32,7 @@ import { wildcard } from "./permissions/rules.ts";
 import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
 import { runLoop } from "./run/loop.ts";
-import { newRun, unheard } from "./run/new-run.ts";
+import { newRun } from "./run/new-run.ts";
 import { type RestoredRun, restoreRun } from "./run/state.ts";
 import { queueOf, SteeringQueue } from "./run/steering.ts";
 import { configWithSources, type SourceTools } from "./run/tool-source.ts";
@@ -358,24 +353,21 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
     const history = checkHistory(options?.messages, store !== undefined);
     const steering = steeringFor(options?.steering, streamed, "run");
     const start: Start = (emit, signal) =>
-      withRunBackground(config, (background) => {
+      withRunBackground(config, async (runConfig) => {
         const message: Message = { role: "user", content: prompt };
-        const each = {
-          emit,
-          signal,
-          ...(steering ? { steering } : {}),
-          ...(background ? { background } : {}),
-        };
         if (!store)
           return runLoop(
-            newRun(config, {
+            newRun(runConfig, {
               sessionId: options?.sessionId ?? randomUUID(),
               messages: [...history, message],
-              ...each,
+              emit,
+              signal,
+              ...(steering ? { steering } : {}),
             }),
           );
-        return openSessionRun(store, config, options?.sessionId, message).then((opened) =>
-          runLoop(newRun(config, { ...opened, ...each })),
+        const opened = await openSessionRun(store, runConfig, options?.sessionId, message);
+        return runLoop(
+          newRun(runConfig, { ...opened, emit, signal, ...(steering ? { steering } : {}) }),
         );
       });
     return { start, steering };
@@ -389,14 +381,13 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
     const given = steeringFor(options?.steering, streamed, "resume");
     const start: Start = async (emit, signal) => {
       if (isSessionTarget(target))
-        return withRunBackground(config, (background) =>
-          resumeSession(config, requireStore(store, "resume({ sessionId })"), {
+        return withRunBackground(config, (runConfig) =>
+          resumeSession(runConfig, requireStore(store, "resume({ sessionId })"), {
             sessionId: target.sessionId,
             options: options ?? {},
             emit,
             signal,
             steering: given,
-            background,
           }),
         );
       // A paused MCP call is checked against its server's tools: connect first.
@@ -405,16 +396,15 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
       const state = (typeof target === "string" ? JSON.parse(target) : target) as RunState;
       const journal = store ? await journalForState(store, config, state) : undefined;
       const steering = withQueued(given, restored.queued);
-      return withRunBackground(sourced.config, (background) =>
+      return withRunBackground(sourced.config, (runConfig) =>
         runLoop(
-          newRun(sourced.config, {
+          newRun(runConfig, {
             ...restored,
             ...journal,
             emit,
             signal,
             ...(steering ? { steering } : {}),
             ...(sourced.sources ? { sources: { ...sourced.sources, base: config } } : {}),
-            ...(background ? { background } : {}),
           }),
           restored,
         ),
@@ -483,29 +473,20 @@ async function closeAgent(config: EngineConfig): Promise<void> {
 }
 
 /**
- * Runs `body` with a background registry view of its own (the run's `background`): the
- * sandboxed shells the run starts are stopped (and swept) before its result is returned, so
- * none outlives it. Chained, not awaited: no frame is kept alive for it while the run goes on.
+ * Runs `body` with a background registry view of its own: the sandboxed shells the run starts
+ * are stopped (and swept) before its result is returned, so none outlives it.
  */
-function withRunBackground<T>(
+async function withRunBackground<T>(
   config: EngineConfig,
-  body: (background: RunBackground | undefined) => Promise<T>,
+  body: (config: EngineConfig) => Promise<T>,
 ): Promise<T> {
   const view = runBackground(config.background);
-  if (!view) return body(undefined);
-  let running: Promise<T>;
+  if (!view) return body(config);
   try {
-    running = body(view);
-  } catch (error) {
-    running = Promise.reject(error);
+    return await body({ ...config, background: view });
+  } finally {
+    await view.end();
   }
-  return running.then(
-    (value) => view.end().then(() => value),
-    (error: unknown) =>
-      view.end().then(() => {
-        throw error;
-      }),
-  );
 }
 
 type Start = (emit: (event: AgentEvent) => void, signal: AbortSignal) => Promise<SDKResultMessage>;
@@ -532,11 +513,9 @@ async function resumeSession(
     emit: (event: AgentEvent) => void;
     signal: AbortSignal;
     steering: SteeringQueue | undefined;
-    background: RunBackground | undefined;
   },
 ): Promise<SDKResultMessage> {
   const { emit, signal, options } = request;
-  const background = request.background ? { background: request.background } : {};
   const opened = await openSessionResume(store, config, request.sessionId, options);
   const { journal, checkpointId } = opened;
   if (opened.kind === "paused") {
@@ -552,7 +531,6 @@ async function resumeSession(
       emit,
       signal,
       ...(steering ? { steering } : {}),
-      ...background,
     });
     return runLoop(run, restored);
   }
@@ -564,7 +542,6 @@ async function resumeSession(
     emit,
     signal,
     ...(request.steering ? { steering: request.steering } : {}),
-    ...background,
   });
   return runLoop(run, undefined, opened.recovery);
 }
@@ -613,6 +590,8 @@ function steerable<T>(
     followUp: (message: Prompt) => queue.push("follow_up", message),
   });
 }
+
+const ignore = () => {};
 
 /**
  * Each run gets a signal of its own that follows the caller's: the engine hangs its listeners
@@ -663,7 +642,7 @@ function runSignal(signal: AbortSignal | undefined): {
 async function runToEnd(start: Start, signal: AbortSignal | undefined): Promise<SDKResultMessage> {
   const { controller, unlink } = runSignal(signal);
   try {
-    return await start(unheard, controller.signal);
+    return await start(ignore, controller.signal);
   } finally {
     unlink();
   }

@@ -34,29 +34,17 @@ const SETTLE_LIMIT_MS = 30_000;
 /** The registries `createBackgroundTasks` made (an app may pass a registry of its own). */
 const registries = new WeakSet<BackgroundTasks>();
 
-/** On each run view: its registry and the ids to stop at its end (a set made with the first). */
-const VIEW = Symbol("skein.runBackground");
-
-interface ViewState {
-  root: BackgroundTasks;
-  marked: Set<string> | undefined;
-}
-
-function viewState(tasks: BackgroundTasks): ViewState | undefined {
-  return (tasks as { [VIEW]?: ViewState })[VIEW];
-}
+/** Each run view, with its registry and the ids to stop at its end. */
+const views = new WeakMap<BackgroundTasks, { root: BackgroundTasks; marked: Set<string> }>();
 
 /** The registry behind a run's view; any other registry is its own. */
 export function rootOf(tasks: BackgroundTasks): BackgroundTasks {
-  return viewState(tasks)?.root ?? tasks;
+  return views.get(tasks)?.root ?? tasks;
 }
 
 /** Task `id`, started through a run's view, is stopped when that run ends (else nothing). */
 export function endWithRun(tasks: BackgroundTasks, id: string): void {
-  const state = viewState(tasks);
-  if (!state) return;
-  state.marked ??= new Set();
-  state.marked.add(id);
+  views.get(tasks)?.marked.add(id);
 }
 
 /** A view for one run of `tasks` when it is a registry of ours; undefined otherwise. */
@@ -161,16 +149,12 @@ export function createBackgroundTasks(): BackgroundRegistry {
       return settledWithin([...tasks.values()].map((record) => record.settled));
     },
     forRun() {
-      // Made for every run, most of which start no task: the registry's own functions, and
-      // the set of tasks to stop only once one is marked.
-      const state: ViewState = { root: registry, marked: undefined };
-      const view: RunBackground & { [VIEW]: ViewState } = {
-        start: startTask,
-        get: getTask,
-        stop: stopTask,
+      const marked = new Set<string>();
+      const view: RunBackground = {
+        start: (task) => registry.start(task),
+        get: (id) => registry.get(id),
+        stop: (id) => registry.stop(id),
         end() {
-          const marked = state.marked;
-          if (!marked) return Promise.resolve();
           const waiting: Promise<void>[] = [];
           for (const id of marked) {
             const record = tasks.get(id);
@@ -181,14 +165,11 @@ export function createBackgroundTasks(): BackgroundRegistry {
           marked.clear();
           return settledWithin(waiting);
         },
-        [VIEW]: state,
       };
+      views.set(view, { root: registry, marked });
       return view;
     },
   };
-  const startTask: BackgroundTasks["start"] = (task) => registry.start(task);
-  const getTask: BackgroundTasks["get"] = (id) => registry.get(id);
-  const stopTask: BackgroundTasks["stop"] = (id) => registry.stop(id);
   registries.add(registry);
   return registry;
 }

@@ -2,39 +2,7 @@ import type { ContentBlock, Message, ToolResultBlock } from "./messages.ts";
 import type { ModelToolSpec } from "./model.ts";
 import { strictSchema } from "./openai-strict.ts";
 
-/**
- * The tools in chat-completions form. An agent sends the same tool specs on every call of every
- * run: without strict mode, each is converted once (and again only if one of its fields was
- * replaced; the wire form holds the schema itself, not a copy).
- */
-export function wireTools(tools: readonly ModelToolSpec[], strict: boolean): unknown[] {
-  if (strict) return tools.map((tool) => wireTool(tool, true));
-  const wire: unknown[] = [];
-  for (const tool of tools) {
-    let entry = wired.get(tool);
-    const fn = entry?.function;
-    if (
-      !entry ||
-      fn!.name !== tool.name ||
-      fn!.description !== tool.description ||
-      fn!.parameters !== tool.input_schema
-    ) {
-      entry = wireTool(tool, false);
-      wired.set(tool, entry);
-    }
-    wire.push(entry);
-  }
-  return wire;
-}
-
-type WireTool = {
-  type: "function";
-  function: { name: string; description: string; parameters: unknown; strict?: true };
-};
-
-const wired = new WeakMap<ModelToolSpec, WireTool>();
-
-export function wireTool(tool: ModelToolSpec, strict: boolean): WireTool {
+export function wireTool(tool: ModelToolSpec, strict: boolean): unknown {
   return {
     type: "function",
     function: {
@@ -94,23 +62,27 @@ function wireMessage(message: Message, replayReasoning: boolean): unknown[] {
 }
 
 function assistantMessage(blocks: ContentBlock[], replayReasoning: boolean): unknown {
-  let text = "";
-  let reasoning = "";
-  const toolCalls: unknown[] = [];
-  for (const block of blocks) {
-    if (block.type === "text") text += block.text;
-    else if (block.type === "thinking") reasoning += block.thinking;
-    else if (block.type === "tool_use")
-      toolCalls.push({
-        id: block.id,
-        type: "function",
-        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
-      });
-  }
-  const wire: Record<string, unknown> = { role: "assistant", content: text || null };
-  if (replayReasoning && reasoning) wire.reasoning_content = reasoning;
-  if (toolCalls.length) wire.tool_calls = toolCalls;
-  return wire;
+  const text = blocks.map((block) => (block.type === "text" ? block.text : "")).join("");
+  const reasoning = blocks
+    .map((block) => (block.type === "thinking" ? block.thinking : ""))
+    .join("");
+  const toolCalls = blocks.flatMap((block) =>
+    block.type === "tool_use"
+      ? [
+          {
+            id: block.id,
+            type: "function",
+            function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+          },
+        ]
+      : [],
+  );
+  return {
+    role: "assistant",
+    content: text || null,
+    ...(replayReasoning && reasoning ? { reasoning_content: reasoning } : {}),
+    ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+  };
 }
 
 /** Tool messages carry text only; an image in a tool result is described, not dropped silently. */

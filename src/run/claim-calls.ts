@@ -35,9 +35,7 @@ export function claimToolCalls(
   incomplete: { id: string; name: string; reason: string }[],
 ): CallRecord[] {
   if (typeof message.content === "string") return [];
-  const cut = incomplete.length
-    ? new Map(incomplete.map((call) => [call.id, call.reason]))
-    : NONE_CUT;
+  const cut = new Map(incomplete.map((call) => [call.id, call.reason]));
   const records: CallRecord[] = [];
   for (const block of message.content) {
     if (block.type !== "tool_use") continue;
@@ -72,8 +70,6 @@ export function claimToolCalls(
   }
   return records;
 }
-
-const NONE_CUT: ReadonlyMap<string, string> = new Map();
 
 function incompleteResult(record: CallRecord, reason: string) {
   return errorResult(

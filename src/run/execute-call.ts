@@ -12,7 +12,6 @@ import {
   cancelledResult,
   describeKind,
   errorResult,
-  isAborted,
   isObject,
   resultFromValue,
   toolCallOf,
@@ -67,8 +66,8 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
 
   // Only a call with a timeout needs a signal of its own; otherwise the run's signal is enough.
   const controller = tool.timeoutMs !== undefined ? new AbortController() : undefined;
-  const forwardAbort = controller && (() => controller.abort(env.signal.reason));
-  if (forwardAbort) {
+  const forwardAbort = () => controller?.abort(env.signal.reason);
+  if (controller) {
     if (env.signal.aborted) forwardAbort();
     else env.signal.addEventListener("abort", forwardAbort, { once: true });
   }
@@ -112,8 +111,7 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     Object.defineProperty(context, SEARCH_FILTER, {
       value: (relative: string, tool: string) => layer.hiddenFromSearch!(relative, tool),
     });
-  const background = env.background ?? env.config.background;
-  if (background) context.background = background;
+  if (env.config.background) context.background = env.config.background;
   if (env.sandbox) context.sandbox = env.sandbox;
 
   let timer: NodeJS.Timeout | undefined;
@@ -138,7 +136,7 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     ended = true;
     if (timer) clearTimeout(timer);
     record.finishedAt = performance.now();
-    if (forwardAbort) env.signal.removeEventListener("abort", forwardAbort);
+    if (controller) env.signal.removeEventListener("abort", forwardAbort);
   }
   await settle(record, runtime, settled, env);
   // A failed write stops the journal; the run ends failed once the batch has settled.
@@ -255,7 +253,7 @@ async function settle(
       return;
     }
     case "threw":
-      record.result = isAborted(env)
+      record.result = env.signal.aborted
         ? cancelledResult(record, "while it was running")
         : errorResult(`Tool "${record.name}" failed: ${messageForModel(settled.error)}`, "threw", {
             error: describeThrown(settled.error),

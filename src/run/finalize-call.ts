@@ -7,7 +7,6 @@ import {
   type CallRecord,
   errorResult,
   hookContext,
-  isAborted,
   isObject,
 } from "./call.ts";
 
@@ -22,7 +21,7 @@ export async function finalizeCall(
   const { hooks } = env.config;
   let result = record.result!;
   // After an abort, hooks are not asked to decide anything more: the run is ending.
-  const aborted = isAborted(env);
+  const aborted = env.signal.aborted;
   if (hooks.afterToolCall && record.reachedHandler && !aborted) {
     try {
       const decision: unknown = await untilAborted(

@@ -9,16 +9,14 @@ export interface Schedulable {
 /**
  * A pool that starts calls in call order, at most `maxConcurrency` at once. Calls may join while
  * the model is still streaming (eager execution); a call added as `held` waits, and blocks every
- * call after it, until `close()` says the batch is complete. Once `aborted()` says so, nothing new
- * starts, and `close()` settles when the calls already running have (each call's end is when the
- * pool looks again: with none running, every queued call has started or the batch was aborted, so
- * the pool needs no abort listener).
+ * call after it, until `close()` says the batch is complete. After the signal aborts, nothing new
+ * starts.
  *
  * `run` must not reject (the call layer turns every failure into a result).
  */
 export class Scheduler<T extends Schedulable> {
   readonly #maxConcurrency: number;
-  readonly #aborted: () => boolean;
+  readonly #signal: AbortSignal;
   readonly #run: (item: T) => Promise<void>;
   readonly #queue: { item: T; held: boolean }[] = [];
   readonly #heldKeys = new Map<string, number>();
@@ -29,11 +27,11 @@ export class Scheduler<T extends Schedulable> {
 
   constructor(options: {
     maxConcurrency: number;
-    aborted: () => boolean;
+    signal: AbortSignal;
     run: (item: T) => Promise<void>;
   }) {
     this.#maxConcurrency = options.maxConcurrency;
-    this.#aborted = options.aborted;
+    this.#signal = options.signal;
     this.#run = options.run;
   }
 
@@ -48,6 +46,7 @@ export class Scheduler<T extends Schedulable> {
     const settled = new Promise<T[]>((resolve) => {
       this.#settle = resolve;
     });
+    this.#signal.addEventListener("abort", this.#finish, { once: true });
     this.#pump();
     return settled;
   }
@@ -69,9 +68,9 @@ export class Scheduler<T extends Schedulable> {
   }
 
   #pump(): void {
-    if (!this.#aborted() && !this.#exclusiveRunning) {
+    if (!this.#signal.aborted && !this.#exclusiveRunning) {
       // Keys wanted by an earlier call that could not start yet: later calls must not jump it.
-      let reserved: Set<string> | undefined;
+      const reserved = new Set<string>();
       for (let index = 0; index < this.#queue.length && this.#running < this.#maxConcurrency; ) {
         const { item, held } = this.#queue[index]!;
         if (held) break;
@@ -82,8 +81,7 @@ export class Scheduler<T extends Schedulable> {
           }
           break;
         }
-        if (item.keys.length > 0 && this.#waitsForKeys(item.keys, reserved)) {
-          reserved ??= new Set();
+        if (item.keys.some((key) => this.#heldKeys.has(key) || reserved.has(key))) {
           for (const key of item.keys) reserved.add(key);
           index++;
           continue;
@@ -95,16 +93,12 @@ export class Scheduler<T extends Schedulable> {
     this.#finish();
   }
 
-  #waitsForKeys(keys: readonly string[], reserved: Set<string> | undefined): boolean {
-    for (const key of keys) if (this.#heldKeys.has(key) || reserved?.has(key)) return true;
-    return false;
-  }
-
-  #finish(): void {
+  #finish = (): void => {
     if (!this.#settle || this.#running > 0) return;
-    if (this.#queue.length > 0 && !this.#aborted()) return;
+    if (this.#queue.length > 0 && !this.#signal.aborted) return;
     const settle = this.#settle;
     this.#settle = undefined;
+    this.#signal.removeEventListener("abort", this.#finish);
     settle(this.#queue.map((entry) => entry.item));
-  }
+  };
 }

@@ -67,15 +67,12 @@ export function checkModelSettings(
 export function requestSettings(
   settings: ModelSettings,
 ): NonNullable<import("../model/model.ts").ModelRequest["settings"]> | undefined {
-  let out: Record<string, unknown> | undefined;
-  for (const key of Object.keys(settings)) {
-    const value = settings[key as keyof ModelSettings];
-    if (value === undefined) continue;
-    out ??= {};
-    out[key] = value;
-  }
-  // Nearly every call: an agent without settings sends none, and nothing is made for it.
-  if (!out) return undefined;
+  const keys = Object.keys(settings).filter(
+    (key) => settings[key as keyof ModelSettings] !== undefined,
+  );
+  if (keys.length === 0) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const key of keys) out[key] = settings[key as keyof ModelSettings];
   if (out.toolChoice === "required") out.toolChoice = "any";
   return out as NonNullable<import("../model/model.ts").ModelRequest["settings"]>;
 }
