@@ -6,7 +6,12 @@ import type { Mailbox, MailboxMessage } from "./agents/mailbox.ts";
 import { checkAgentTools } from "./agents/reach.ts";
 import { type AgentHandle, registerAgent } from "./agents/registry.ts";
 import { type RunNextOptions, runNext } from "./agents/run-next.ts";
-import { closeBackground, createBackgroundTasks, runBackground } from "./builtin/background.ts";
+import {
+  closeBackground,
+  createBackgroundTasks,
+  type RunBackground,
+  runBackground,
+} from "./builtin/background.ts";
 import type { BuiltinEnvironment, Workspace } from "./builtin/environment.ts";
 import { BUILTIN_TOOL_NAMES, builtinTools } from "./builtin/index.ts";
 import { probeSandbox, sandboxPolicy } from "./builtin/sandbox.ts";
@@ -32,7 +37,7 @@ import { wildcard } from "./permissions/rules.ts";
 import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
 import { runLoop } from "./run/loop.ts";
-import { newRun } from "./run/new-run.ts";
+import { newRun, unheard } from "./run/new-run.ts";
 import { type RestoredRun, restoreRun } from "./run/state.ts";
 import { queueOf, SteeringQueue } from "./run/steering.ts";
 import { configWithSources, type SourceTools } from "./run/tool-source.ts";
@@ -353,21 +358,24 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
     const history = checkHistory(options?.messages, store !== undefined);
     const steering = steeringFor(options?.steering, streamed, "run");
     const start: Start = (emit, signal) =>
-      withRunBackground(config, async (runConfig) => {
+      withRunBackground(config, (background) => {
         const message: Message = { role: "user", content: prompt };
+        const each = {
+          emit,
+          signal,
+          ...(steering ? { steering } : {}),
+          ...(background ? { background } : {}),
+        };
         if (!store)
           return runLoop(
-            newRun(runConfig, {
+            newRun(config, {
               sessionId: options?.sessionId ?? randomUUID(),
               messages: [...history, message],
-              emit,
-              signal,
-              ...(steering ? { steering } : {}),
+              ...each,
             }),
           );
-        const opened = await openSessionRun(store, runConfig, options?.sessionId, message);
-        return runLoop(
-          newRun(runConfig, { ...opened, emit, signal, ...(steering ? { steering } : {}) }),
+        return openSessionRun(store, config, options?.sessionId, message).then((opened) =>
+          runLoop(newRun(config, { ...opened, ...each })),
         );
       });
     return { start, steering };
@@ -381,13 +389,14 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
     const given = steeringFor(options?.steering, streamed, "resume");
     const start: Start = async (emit, signal) => {
       if (isSessionTarget(target))
-        return withRunBackground(config, (runConfig) =>
-          resumeSession(runConfig, requireStore(store, "resume({ sessionId })"), {
+        return withRunBackground(config, (background) =>
+          resumeSession(config, requireStore(store, "resume({ sessionId })"), {
             sessionId: target.sessionId,
             options: options ?? {},
             emit,
             signal,
             steering: given,
+            background,
           }),
         );
       // A paused MCP call is checked against its server's tools: connect first.
@@ -396,15 +405,16 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
       const state = (typeof target === "string" ? JSON.parse(target) : target) as RunState;
       const journal = store ? await journalForState(store, config, state) : undefined;
       const steering = withQueued(given, restored.queued);
-      return withRunBackground(sourced.config, (runConfig) =>
+      return withRunBackground(sourced.config, (background) =>
         runLoop(
-          newRun(runConfig, {
+          newRun(sourced.config, {
             ...restored,
             ...journal,
             emit,
             signal,
             ...(steering ? { steering } : {}),
             ...(sourced.sources ? { sources: { ...sourced.sources, base: config } } : {}),
+            ...(background ? { background } : {}),
           }),
           restored,
         ),
@@ -473,20 +483,29 @@ async function closeAgent(config: EngineConfig): Promise<void> {
 }
 
 /**
- * Runs `body` with a background registry view of its own: the sandboxed shells the run starts
- * are stopped (and swept) before its result is returned, so none outlives it.
+ * Runs `body` with a background registry view of its own (the run's `background`): the
+ * sandboxed shells the run starts are stopped (and swept) before its result is returned, so
+ * none outlives it. Chained, not awaited: no frame is kept alive for it while the run goes on.
  */
-async function withRunBackground<T>(
+function withRunBackground<T>(
   config: EngineConfig,
-  body: (config: EngineConfig) => Promise<T>,
+  body: (background: RunBackground | undefined) => Promise<T>,
 ): Promise<T> {
   const view = runBackground(config.background);
-  if (!view) return body(config);
+  if (!view) return body(undefined);
+  let running: Promise<T>;
   try {
-    return await body({ ...config, background: view });
-  } finally {
-    await view.end();
+    running = body(view);
+  } catch (error) {
+    running = Promise.reject(error);
   }
+  return running.then(
+    (value) => view.end().then(() => value),
+    (error: unknown) =>
+      view.end().then(() => {
+        throw error;
+      }),
+  );
 }
 
 type Start = (emit: (event: AgentEvent) => void, signal: AbortSignal) => Promise<SDKResultMessage>;
@@ -513,9 +532,11 @@ async function resumeSession(
     emit: (event: AgentEvent) => void;
     signal: AbortSignal;
     steering: SteeringQueue | undefined;
+    background: RunBackground | undefined;
   },
 ): Promise<SDKResultMessage> {
   const { emit, signal, options } = request;
+  const background = request.background ? { background: request.background } : {};
   const opened = await openSessionResume(store, config, request.sessionId, options);
   const { journal, checkpointId } = opened;
   if (opened.kind === "paused") {
@@ -531,6 +552,7 @@ async function resumeSession(
       emit,
       signal,
       ...(steering ? { steering } : {}),
+      ...background,
     });
     return runLoop(run, restored);
   }
@@ -542,6 +564,7 @@ async function resumeSession(
     emit,
     signal,
     ...(request.steering ? { steering: request.steering } : {}),
+    ...background,
   });
   return runLoop(run, undefined, opened.recovery);
 }
@@ -590,8 +613,6 @@ function steerable<T>(
     followUp: (message: Prompt) => queue.push("follow_up", message),
   });
 }
-
-const ignore = () => {};
 
 /**
  * Each run gets a signal of its own that follows the caller's: the engine hangs its listeners
@@ -642,7 +663,7 @@ function runSignal(signal: AbortSignal | undefined): {
 async function runToEnd(start: Start, signal: AbortSignal | undefined): Promise<SDKResultMessage> {
   const { controller, unlink } = runSignal(signal);
   try {
-    return await start(ignore, controller.signal);
+    return await start(unheard, controller.signal);
   } finally {
     unlink();
   }

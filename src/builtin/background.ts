@@ -34,17 +34,29 @@ const SETTLE_LIMIT_MS = 30_000;
 /** The registries `createBackgroundTasks` made (an app may pass a registry of its own). */
 const registries = new WeakSet<BackgroundTasks>();
 
-/** Each run view, with its registry and the ids to stop at its end. */
-const views = new WeakMap<BackgroundTasks, { root: BackgroundTasks; marked: Set<string> }>();
+/** On each run view: its registry and the ids to stop at its end (a set made with the first). */
+const VIEW = Symbol("skein.runBackground");
+
+interface ViewState {
+  root: BackgroundTasks;
+  marked: Set<string> | undefined;
+}
+
+function viewState(tasks: BackgroundTasks): ViewState | undefined {
+  return (tasks as { [VIEW]?: ViewState })[VIEW];
+}
 
 /** The registry behind a run's view; any other registry is its own. */
 export function rootOf(tasks: BackgroundTasks): BackgroundTasks {
-  return views.get(tasks)?.root ?? tasks;
+  return viewState(tasks)?.root ?? tasks;
 }
 
 /** Task `id`, started through a run's view, is stopped when that run ends (else nothing). */
 export function endWithRun(tasks: BackgroundTasks, id: string): void {
-  views.get(tasks)?.marked.add(id);
+  const state = viewState(tasks);
+  if (!state) return;
+  state.marked ??= new Set();
+  state.marked.add(id);
 }
 
 /** A view for one run of `tasks` when it is a registry of ours; undefined otherwise. */
@@ -149,12 +161,16 @@ export function createBackgroundTasks(): BackgroundRegistry {
       return settledWithin([...tasks.values()].map((record) => record.settled));
     },
     forRun() {
-      const marked = new Set<string>();
-      const view: RunBackground = {
-        start: (task) => registry.start(task),
-        get: (id) => registry.get(id),
-        stop: (id) => registry.stop(id),
+      // Made for every run, most of which start no task: the registry's own functions, and
+      // the set of tasks to stop only once one is marked.
+      const state: ViewState = { root: registry, marked: undefined };
+      const view: RunBackground & { [VIEW]: ViewState } = {
+        start: startTask,
+        get: getTask,
+        stop: stopTask,
         end() {
+          const marked = state.marked;
+          if (!marked) return Promise.resolve();
           const waiting: Promise<void>[] = [];
           for (const id of marked) {
             const record = tasks.get(id);
@@ -165,11 +181,14 @@ export function createBackgroundTasks(): BackgroundRegistry {
           marked.clear();
           return settledWithin(waiting);
         },
+        [VIEW]: state,
       };
-      views.set(view, { root: registry, marked });
       return view;
     },
   };
+  const startTask: BackgroundTasks["start"] = (task) => registry.start(task);
+  const getTask: BackgroundTasks["get"] = (id) => registry.get(id);
+  const stopTask: BackgroundTasks["stop"] = (id) => registry.stop(id);
   registries.add(registry);
   return registry;
 }

@@ -134,8 +134,8 @@ export class AnthropicDecoder implements StreamDecoder {
       );
     }
     // Breakpoints are the client's to set: one a server sent would count against the request's four.
-    const { cache_control: _serverBreakpoint, ...rest } = started;
-    const block = rest as StreamedBlock;
+    // (Each branch below copies the block: only one with a breakpoint needs a copy without it.)
+    const block = "cache_control" in started ? withoutBreakpoint(started) : started;
     if (TOOL_LIKE.has(block.type)) {
       // The input arrives as deltas; some blocks (and some compatible servers) send it whole here.
       this.#content[index] = { ...block, input: (block as { input?: unknown }).input ?? {} };
@@ -222,25 +222,32 @@ export class AnthropicDecoder implements StreamDecoder {
   }
 
   #finalMessage(): ModelStreamEvent {
+    const blocks = this.#content;
     // A max_tokens stop is why the last tool call's input did not parse: say so.
-    const last = this.#content.findLast((block) => block?.type === "tool_use");
-    if (this.#stopReason === "max_tokens" && last?.type === "tool_use") {
-      const cut = this.#incomplete.find((call) => call.id === last.id);
+    if (this.#stopReason === "max_tokens") {
+      let last: StreamedBlock | undefined;
+      for (const block of blocks) if (block?.type === "tool_use") last = block;
+      const cut = last && this.#incomplete.find((call) => call.id === last.id);
       if (cut) cut.reason = "the reply hit max_tokens while writing it";
     }
-    this.#content.forEach((block, index) => {
-      if (block?.type === "tool_use" && !this.#stopped.has(index)) {
+    // Empty text blocks are dropped (the API refuses them when sent back); so is an empty signature.
+    const content: ContentBlock[] = [];
+    for (let index = 0; index < blocks.length; index++) {
+      const block = blocks[index];
+      if (!block) continue;
+      if (block.type === "tool_use" && !this.#stopped.has(index)) {
         this.#incomplete.push({
           id: block.id,
           name: block.name,
           reason: `the reply stopped (${this.#stopReason || "early"}) while writing it`,
         });
       }
-    });
+      const cleaned = cleanBlock(block);
+      if (cleaned) content.push(cleaned);
+    }
     const event: ModelStreamEvent = {
       type: "message",
-      // Empty text blocks are dropped (the API refuses them when sent back); so is an empty signature.
-      message: { role: "assistant", content: this.#content.filter(Boolean).flatMap(cleanBlock) },
+      message: { role: "assistant", content },
       stopReason: this.#stopReason || "end_turn",
       usage: this.#usage,
     };
@@ -258,11 +265,16 @@ function streamError(type: string, message: string): APIError {
   return new APIError(text, { type });
 }
 
-function cleanBlock(block: StreamedBlock): ContentBlock[] {
-  if (block.type === "text" && block.text === "") return [];
+function cleanBlock(block: StreamedBlock): ContentBlock | undefined {
+  if (block.type === "text" && block.text === "") return undefined;
   if (block.type === "thinking" && !block.signature) {
     const { signature: _unsigned, ...rest } = block;
-    return [rest as ContentBlock];
+    return rest as ContentBlock;
   }
-  return [block];
+  return block;
+}
+
+function withoutBreakpoint(block: StreamedBlock): StreamedBlock {
+  const { cache_control: _serverBreakpoint, ...rest } = block;
+  return rest as StreamedBlock;
 }

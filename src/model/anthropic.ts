@@ -1,7 +1,7 @@
 import { AnthropicDecoder } from "./anthropic-decoder.ts";
 import { anthropicOutputSchema } from "./anthropic-schema.ts";
 import type { ContentBlock, Message } from "./messages.ts";
-import type { Model, ModelRequest, ModelStreamEvent } from "./model.ts";
+import type { Model, ModelRequest, ModelStreamEvent, ModelToolSpec } from "./model.ts";
 import {
   lowerCaseKeys,
   PROVIDER_OPTION_KEYS,
@@ -59,6 +59,17 @@ export function anthropic(options: AnthropicOptions = {}): Model {
     options.thinking !== undefined &&
     options.thinking !== null &&
     (options.thinking as { type?: unknown }).type !== "disabled";
+  // What every call sends alike, made once: the headers, and how errors and streams are read.
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "text/event-stream",
+    "anthropic-version": ANTHROPIC_VERSION,
+    ...(apiKey ? { "x-api-key": apiKey } : {}),
+    ...lowerCaseKeys(options.headers),
+  };
+  const readError = (status: number, responseHeaders: Record<string, string>, text: string) =>
+    readErrorBody(status, responseHeaders, text, "request-id", missingKeyHint);
+  const createDecoder = () => new AnthropicDecoder();
 
   return {
     provider: "anthropic",
@@ -82,13 +93,7 @@ export function anthropic(options: AnthropicOptions = {}): Model {
           { type: "text", text: request.system, ...(caching ? { cache_control: EPHEMERAL } : {}) },
         ];
       }
-      if (request.tools.length) {
-        body.tools = request.tools.map((tool, index) =>
-          caching && index === request.tools.length - 1
-            ? { ...tool, cache_control: EPHEMERAL }
-            : tool,
-        );
-      }
+      if (request.tools.length) body.tools = wireTools(request.tools, caching);
       if (options.thinking) body.thinking = options.thinking;
       if (structuredOutputs && request.output) {
         // Structured outputs as generally available: `output_config.format`, no beta header.
@@ -102,25 +107,46 @@ export function anthropic(options: AnthropicOptions = {}): Model {
       }
       return streamWithRetries({
         url: endpoint,
-        headers: {
-          "content-type": "application/json",
-          accept: "text/event-stream",
-          "anthropic-version": ANTHROPIC_VERSION,
-          ...(apiKey ? { "x-api-key": apiKey } : {}),
-          ...lowerCaseKeys(options.headers),
-        },
+        // A copy per call: a user's fetch may change what it is given.
+        headers: { ...headers },
         body,
         signal,
         transport,
-        readError: (status, headers, text) =>
-          readErrorBody(status, headers, text, "request-id", missingKeyHint),
-        createDecoder: () => new AnthropicDecoder(),
+        readError,
+        createDecoder,
       });
     },
   };
 }
 
 const EPHEMERAL = { type: "ephemeral" } as const;
+
+/**
+ * The tools as sent: as given, the last with a cache breakpoint when caching. That copy is made
+ * once per tool spec (and again only if one of its fields was replaced), not on every call.
+ */
+function wireTools(tools: readonly ModelToolSpec[], caching: boolean): unknown[] {
+  if (!caching) return tools.slice();
+  const wire: unknown[] = tools.slice(0, -1);
+  const last = tools.at(-1)!;
+  let marked = withBreakpoint.get(last);
+  if (
+    !marked ||
+    marked.name !== last.name ||
+    marked.description !== last.description ||
+    marked.input_schema !== last.input_schema
+  ) {
+    marked = { ...last, cache_control: EPHEMERAL };
+    withBreakpoint.set(last, marked);
+  }
+  wire.push(marked);
+  return wire;
+}
+
+const withBreakpoint = new WeakMap<
+  ModelToolSpec,
+  ModelToolSpec & { cache_control: typeof EPHEMERAL }
+>();
 
 const ANTHROPIC: Refuser = { prefix: "anthropic()", api: "the Anthropic Messages API" };
 
@@ -198,15 +224,18 @@ function markLastBlock(message: { content: string | unknown[] }): void {
       ? [{ type: "text", text: message.content }]
       : message.content
   ) as ContentBlock[];
-  const index = blocks.findLastIndex(
-    (block) =>
-      block.type !== "thinking" &&
-      block.type !== "redacted_thinking" &&
-      !(block.type === "text" && block.text === ""),
+  let index = blocks.length - 1;
+  while (index >= 0 && !takesBreakpoint(blocks[index]!)) index--;
+  if (index < 0) return;
+  const marked = blocks.slice();
+  marked[index] = { ...blocks[index]!, cache_control: EPHEMERAL } as unknown as ContentBlock;
+  message.content = marked;
+}
+
+function takesBreakpoint(block: ContentBlock): boolean {
+  return (
+    block.type !== "thinking" &&
+    block.type !== "redacted_thinking" &&
+    !(block.type === "text" && block.text === "")
   );
-  if (index >= 0) {
-    message.content = blocks.map((block, position) =>
-      position === index ? { ...block, cache_control: EPHEMERAL } : block,
-    );
-  }
 }

@@ -1,6 +1,12 @@
 import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
 import { APIConnectionError, APITimeoutError, describeThrown, ProtocolError } from "../errors.ts";
 import { describeValue } from "../options.ts";
+import {
+  addAbortListener,
+  giveBackController,
+  removeAbortListener,
+  requestController,
+} from "./abort-listeners.ts";
 import type { ModelStreamEvent } from "./model.ts";
 import type { StreamDecoder, StreamRequest } from "./transport.ts";
 
@@ -27,7 +33,12 @@ export function setDrainWindowForTesting(milliseconds: number | undefined): void
  */
 export class Attempt {
   readonly #request: StreamRequest;
-  readonly #controller = new AbortController();
+  /**
+   * The request's controller: handed on from the caller signal's last attempt when that one was
+   * read to its end (see `requestController`), so a run's model calls share one.
+   */
+  readonly #controller: AbortController;
+  readonly #controllerUses: number;
   readonly #forwardAbort: () => void;
   readonly #startedAt = performance.now();
   #watchdog: NodeJS.Timeout;
@@ -36,13 +47,23 @@ export class Attempt {
   /** When the last event that counts arrived (the headers first); undefined until the headers. */
   #lastEventAt: number | undefined;
   #reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  /**
+   * The body is a web ReadableStream of Node's own (the Response is one): an abort cancels it,
+   * which ends a pending read at once, so reads need no race against the abort.
+   */
+  #webBody = false;
   #decoder: StreamDecoder | undefined;
   #parser: EventSourceParser | undefined;
   readonly #text = new TextDecoder();
   readonly #pending: EventSourceMessage[] = [];
   #bodyDone = false;
-  /** Rejects when the attempt is aborted (set once the body is being read). */
-  #abortedRead: Promise<never> | undefined;
+  /**
+   * Ends the wait in progress (`#waitFor`) with the abort's reason: an abort (a limit passed, the
+   * caller's signal, the drain's limit) ends the wait even if the fetch (a user's) or the body
+   * stream does not react to the signal in time. Every abort goes through `#abort`, which calls
+   * it: no listener on the signal, and no promise per attempt, is needed for it.
+   */
+  #endWait: ((reason: unknown) => void) | undefined;
   #finished = false;
   #closed = false;
   /** A failure met after some events of a read: those go first, the failure with the next read. */
@@ -51,9 +72,11 @@ export class Attempt {
   constructor(request: StreamRequest) {
     this.#request = request;
     const { signal, transport } = request;
-    const controller = this.#controller;
-    this.#forwardAbort = () => controller.abort(signal.reason);
-    signal.addEventListener("abort", this.#forwardAbort, { once: true });
+    const { controller, uses } = requestController(signal);
+    this.#controller = controller;
+    this.#controllerUses = uses;
+    this.#forwardAbort = () => this.#abort(signal.reason);
+    addAbortListener(signal, this.#forwardAbort);
     const first = Math.min(transport.timeoutMs, transport.totalTimeoutMs);
     this.#dueAt = this.#startedAt + first;
     this.#watchdog = setTimeout(checkWatchdog, first, this);
@@ -66,7 +89,7 @@ export class Attempt {
     let response: Response;
     try {
       const send = request.transport.fetch ?? fetch;
-      response = await send(request.url, {
+      const sent = send(request.url, {
         method: "POST",
         headers: request.headers,
         body: JSON.stringify(request.body),
@@ -74,6 +97,9 @@ export class Attempt {
         // A redirect could carry the key to another host: refuse it.
         redirect: "error",
       });
+      // Node's fetch rejects as soon as the signal aborts; a user's fetch (or a stand-in for the
+      // global one) may not, and the abort must still end the wait.
+      response = await this.#waitFor(sent);
     } catch (error) {
       throw connectionError(error, signal, request.url, "connect");
     }
@@ -87,12 +113,12 @@ export class Attempt {
     }
     if (!response.ok || !response.body) {
       // The error body is read under the idle limit and a size cap: a stalled one cannot hang the run.
-      const text = await readCapped(response, 64 * 1024).catch(() => "");
+      const text = await readCapped(response, 64 * 1024, this.#waitFor).catch(() => "");
       throw request.readError(response.status, Object.fromEntries(response.headers), text);
     }
     const contentType = response.headers.get("content-type") ?? "";
     if (!contentType.includes("text/event-stream")) {
-      const text = await readCapped(response, 2_000).catch(() => "");
+      const text = await readCapped(response, 2_000, this.#waitFor).catch(() => "");
       throw new ProtocolError(
         `The model API answered ${response.status} with ${contentType || "no content type"} instead of an event stream; it may not support streaming at this URL: ${text.slice(0, 200)}`,
       );
@@ -101,13 +127,7 @@ export class Attempt {
     const pending = this.#pending;
     this.#parser = createParser({ onEvent: (event) => pending.push(event) });
     this.#reader = response.body.getReader();
-    // A read waits for the body, or for this attempt's abort (a limit passed, the caller's
-    // signal): the abort ends the wait even if the body stream is not errored by it in time.
-    this.#abortedRead = new Promise<never>((_, reject) => {
-      if (signal.aborted) reject(signal.reason);
-      else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
-    });
-    this.#abortedRead.catch(() => {});
+    this.#webBody = response instanceof Response;
   }
 
   /**
@@ -125,7 +145,9 @@ export class Attempt {
     while (true) {
       let chunk: Awaited<ReturnType<typeof reader.read>>;
       try {
-        chunk = await Promise.race([reader.read(), this.#abortedRead!]);
+        chunk = await this.#nextChunk(reader);
+        // A read the abort ended (by cancelling the body) reads as the body's end: it is not.
+        if (this.#controller.signal.aborted) throw this.#controller.signal.reason;
       } catch (error) {
         throw connectionError(error, this.#controller.signal, this.#request.url, "read");
       }
@@ -174,13 +196,51 @@ export class Attempt {
     }
   }
 
+  /**
+   * `promise`, or a rejection with the abort's reason as soon as the attempt is aborted (one wait
+   * at a time: the request, or a read). An arrow, so that it can be handed on.
+   */
+  readonly #waitFor = <T>(promise: PromiseLike<T>): Promise<T> => {
+    const signal = this.#controller.signal;
+    return new Promise<T>((resolve, reject) => {
+      // Followed even when the wait is over already: its rejection must not go unhandled.
+      promise.then(resolve, reject);
+      if (signal.aborted) reject(signal.reason);
+      else this.#endWait = reject;
+    });
+  };
+
+  /** The body's next read: raced against the abort unless an abort cancels the body itself. */
+  #nextChunk(reader: ReadableStreamDefaultReader<Uint8Array>) {
+    return this.#webBody ? reader.read() : this.#waitFor(reader.read());
+  }
+
   /** Ends the attempt: its timer and abort listener go; a body not read to its end is closed. */
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#watchdog);
-    this.#request.signal.removeEventListener("abort", this.#forwardAbort);
-    if (!this.#bodyDone) this.#controller.abort();
+    const { signal } = this.#request;
+    removeAbortListener(signal, this.#forwardAbort);
+    if (!this.#bodyDone) this.#abort(undefined);
+    // A request read to its end leaves the controller unused: the next attempt takes it.
+    else giveBackController(signal, this.#controller, this.#controllerUses);
+  }
+
+  /** True once the turn was read to its end without a failure: nothing more can go wrong with it. */
+  get settled(): boolean {
+    return this.#finished && this.#failure === undefined;
+  }
+
+  /** Aborts the request (once; later calls change nothing) and ends a read waiting for the body. */
+  #abort(reason: unknown): void {
+    const signal = this.#controller.signal;
+    if (signal.aborted) return;
+    this.#controller.abort(reason);
+    this.#endWait?.(signal.reason);
+    // Ends a pending read of the body now (it resolves as done), whatever the fetch makes of the
+    // abort; the cancel's own outcome does not matter.
+    if (this.#webBody) this.#reader!.cancel(signal.reason).catch(() => {});
   }
 
   /** Called by the watchdog's timer: aborts the request if a limit passed, or re-arms. */
@@ -203,8 +263,13 @@ export class Attempt {
           ? `No response from the model API within ${timeoutMs} ms.`
           : `The model API sent nothing for ${idleTimeoutMs} ms.`;
     }
-    if (message) this.#controller.abort(new APITimeoutError(message));
+    if (message) this.#abort(new APITimeoutError(message));
     else this.#arm(Math.min(totalAt, phaseAt));
+  }
+
+  /** Called by the drain's timer: the body's end did not come in time, the connection is closed. */
+  stopDrain(): void {
+    this.#abort(undefined);
   }
 
   #arm(at: number): void {
@@ -234,17 +299,26 @@ export class Attempt {
     const reader = this.#reader!;
     try {
       const next = reader.read();
-      // A read the stream can answer from what it holds is settled already and wins the race.
-      let step = await Promise.race([next, NOT_SETTLED]);
-      if (step !== NOT_YET && step.done) {
-        this.#bodyDone = true;
+      // A read the stream can answer from what it holds is settled already: noted by the time
+      // a tick has passed.
+      let settled: BodyRead | undefined;
+      next.then(
+        (step) => {
+          settled = step;
+        },
+        () => {},
+      );
+      await undefined;
+      if (settled?.done) {
+        if (!this.#controller.signal.aborted) this.#bodyDone = true;
         return;
       }
-      const timer = setTimeout(abortRequest, drainMs, this.#controller);
+      const timer = setTimeout(abortDrain, drainMs, this);
       try {
-        if (step === NOT_YET) step = await next;
-        while (!step.done) step = await reader.read();
-        this.#bodyDone = true;
+        let step = settled ?? (await (this.#webBody ? next : this.#waitFor(next)));
+        while (!step.done) step = await this.#nextChunk(reader);
+        // A read the abort ended reads as the end: the body was not read to it.
+        if (!this.#controller.signal.aborted) this.#bodyDone = true;
       } finally {
         clearTimeout(timer);
       }
@@ -254,19 +328,20 @@ export class Attempt {
   }
 }
 
-const NOT_YET = Symbol("not yet");
-const NOT_SETTLED = Promise.resolve(NOT_YET);
+type BodyRead = Awaited<ReturnType<ReadableStreamDefaultReader<Uint8Array>["read"]>>;
 
 function checkWatchdog(attempt: Attempt): void {
   attempt.check();
 }
 
-function abortRequest(controller: AbortController): void {
-  controller.abort();
+function abortDrain(attempt: Attempt): void {
+  attempt.stopDrain();
 }
 
 /** What the code above reads of a Response: a user's fetch may return anything. */
 function isResponse(value: unknown): value is Response {
+  // Node's own fetch answers with its Response: no need to look at it getter by getter.
+  if (value instanceof Response) return true;
   const response = value as Response | null;
   return (
     typeof response === "object" &&
@@ -304,15 +379,22 @@ function connectionError(
   return new APIConnectionError(message, { cause: error });
 }
 
-/** The body as text, at most `limit` bytes (an error page can be large, and the model needs only its start). */
-async function readCapped(response: Response, limit: number): Promise<string> {
+/**
+ * The body as text, at most `limit` bytes (an error page can be large, and the model needs only
+ * its start); what arrived until the attempt was aborted (`waitFor` rejects), if it was.
+ */
+async function readCapped(
+  response: Response,
+  limit: number,
+  waitFor: <T>(promise: PromiseLike<T>) => Promise<T>,
+): Promise<string> {
   if (!response.body) return "";
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
     while (size < limit) {
-      const { done, value } = await reader.read();
+      const { done, value } = await waitFor(reader.read());
       if (done) break;
       chunks.push(value);
       size += value.byteLength;
@@ -320,6 +402,6 @@ async function readCapped(response: Response, limit: number): Promise<string> {
   } catch {
     // Timed out or cut: what arrived is still worth showing.
   }
-  await reader.cancel().catch(() => {});
+  await waitFor(reader.cancel()).catch(() => {});
   return new TextDecoder().decode(Buffer.concat(chunks).subarray(0, limit));
 }

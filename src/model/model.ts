@@ -75,9 +75,17 @@ export type ModelStreamEvent =
  */
 export const EVENT_BATCHES: unique symbol = Symbol("skein.eventBatches");
 
+/**
+ * The signal a stream's batches settle on: once it aborts, a pending or later `next()` rejects
+ * with its reason at once (skein's providers race every wait against it). The engine then needs
+ * no race of its own per step when the stream was given the run's signal. Internal.
+ */
+export const SETTLES_ON_ABORT: unique symbol = Symbol("skein.settlesOnAbort");
+
 export interface BatchedStream {
   /** The stream's events, grouped; iterating it consumes the same stream. */
   [EVENT_BATCHES](): AsyncIterator<ModelStreamEvent[]>;
+  readonly [SETTLES_ON_ABORT]?: AbortSignal;
 }
 
 /**

@@ -49,11 +49,13 @@ export class OpenAIDecoder implements StreamDecoder {
   }
 
   push(event: EventSourceMessage, out: ModelStreamEvent[]): void {
-    if (event.data.trim() === "[DONE]") {
+    const data = event.data;
+    // A chunk is a JSON object: only data that does not start like one can be the end.
+    if (data.charCodeAt(0) !== 123 /* { */ && data.trim() === "[DONE]") {
       this.#done = true;
       return;
     }
-    const chunk = parseEventData(event.data);
+    const chunk = parseEventData(data);
     if (chunk.error) {
       // OpenRouter and others report failures inside the stream, with the HTTP status as `code`.
       const error = chunk.error as { message?: string; type?: string; code?: unknown };

@@ -2,7 +2,39 @@ import type { ContentBlock, Message, ToolResultBlock } from "./messages.ts";
 import type { ModelToolSpec } from "./model.ts";
 import { strictSchema } from "./openai-strict.ts";
 
-export function wireTool(tool: ModelToolSpec, strict: boolean): unknown {
+/**
+ * The tools in chat-completions form. An agent sends the same tool specs on every call of every
+ * run: without strict mode, each is converted once (and again only if one of its fields was
+ * replaced; the wire form holds the schema itself, not a copy).
+ */
+export function wireTools(tools: readonly ModelToolSpec[], strict: boolean): unknown[] {
+  if (strict) return tools.map((tool) => wireTool(tool, true));
+  const wire: unknown[] = [];
+  for (const tool of tools) {
+    let entry = wired.get(tool);
+    const fn = entry?.function;
+    if (
+      !entry ||
+      fn!.name !== tool.name ||
+      fn!.description !== tool.description ||
+      fn!.parameters !== tool.input_schema
+    ) {
+      entry = wireTool(tool, false);
+      wired.set(tool, entry);
+    }
+    wire.push(entry);
+  }
+  return wire;
+}
+
+type WireTool = {
+  type: "function";
+  function: { name: string; description: string; parameters: unknown; strict?: true };
+};
+
+const wired = new WeakMap<ModelToolSpec, WireTool>();
+
+export function wireTool(tool: ModelToolSpec, strict: boolean): WireTool {
   return {
     type: "function",
     function: {
@@ -21,12 +53,19 @@ export function wireMessages(
   replayReasoning: boolean,
 ): unknown[] {
   const wire: unknown[] = system ? [{ role: "system", content: system }] : [];
+  if (messages.length < CACHE_FROM) {
+    // A short transcript is converted afresh: cheaper than keeping its conversion, which would
+    // live (and be copied by the collector) as long as the run.
+    for (const message of messages) appendWire(wire, message, replayReasoning);
+    return wire;
+  }
   const cache = replayReasoning ? wireWithReasoning : wireWithoutReasoning;
   for (const message of messages) {
     // Transcript messages never change once appended: each is converted once, not on every turn.
     let converted = cache.get(message);
     if (!converted) {
-      converted = wireMessage(message, replayReasoning);
+      converted = [];
+      appendWire(converted, message, replayReasoning);
       cache.set(message, converted);
     }
     for (const entry of converted) wire.push(entry);
@@ -34,15 +73,22 @@ export function wireMessages(
   return wire;
 }
 
+/** From this many messages on, each message's conversion is kept for the next turns. */
+const CACHE_FROM = 16;
+
 const wireWithReasoning = new WeakMap<Message, unknown[]>();
 const wireWithoutReasoning = new WeakMap<Message, unknown[]>();
 
-/** One transcript message in chat-completions form: one message, or a user message's tool results as `tool` messages. */
-function wireMessage(message: Message, replayReasoning: boolean): unknown[] {
-  if (typeof message.content === "string")
-    return [{ role: message.role, content: message.content }];
-  if (message.role === "assistant") return [assistantMessage(message.content, replayReasoning)];
-  const wire: unknown[] = [];
+/** One transcript message in chat-completions form, added to `wire`: one message, or a user message's tool results as `tool` messages. */
+function appendWire(wire: unknown[], message: Message, replayReasoning: boolean): void {
+  if (typeof message.content === "string") {
+    wire.push({ role: message.role, content: message.content });
+    return;
+  }
+  if (message.role === "assistant") {
+    wire.push(assistantMessage(message.content, replayReasoning));
+    return;
+  }
   const parts: unknown[] = [];
   for (const block of message.content) {
     if (block.type === "tool_result") wire.push(toolMessage(block));
@@ -58,31 +104,26 @@ function wireMessage(message: Message, replayReasoning: boolean): unknown[] {
       content: allText ? parts.map((part) => (part as { text: string }).text).join("\n") : parts,
     });
   }
-  return wire;
 }
 
 function assistantMessage(blocks: ContentBlock[], replayReasoning: boolean): unknown {
-  const text = blocks.map((block) => (block.type === "text" ? block.text : "")).join("");
-  const reasoning = blocks
-    .map((block) => (block.type === "thinking" ? block.thinking : ""))
-    .join("");
-  const toolCalls = blocks.flatMap((block) =>
-    block.type === "tool_use"
-      ? [
-          {
-            id: block.id,
-            type: "function",
-            function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
-          },
-        ]
-      : [],
-  );
-  return {
-    role: "assistant",
-    content: text || null,
-    ...(replayReasoning && reasoning ? { reasoning_content: reasoning } : {}),
-    ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-  };
+  let text = "";
+  let reasoning = "";
+  const toolCalls: unknown[] = [];
+  for (const block of blocks) {
+    if (block.type === "text") text += block.text;
+    else if (block.type === "thinking") reasoning += block.thinking;
+    else if (block.type === "tool_use")
+      toolCalls.push({
+        id: block.id,
+        type: "function",
+        function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+      });
+  }
+  const wire: Record<string, unknown> = { role: "assistant", content: text || null };
+  if (replayReasoning && reasoning) wire.reasoning_content = reasoning;
+  if (toolCalls.length) wire.tool_calls = toolCalls;
+  return wire;
 }
 
 /** Tool messages carry text only; an image in a tool result is described, not dropped silently. */

@@ -1,6 +1,6 @@
 import type { Model, ModelRequest, ModelStreamEvent } from "./model.ts";
 import { OpenAIDecoder } from "./openai-decoder.ts";
-import { wireMessages, wireTool } from "./openai-request.ts";
+import { wireMessages, wireTools } from "./openai-request.ts";
 import { restoreOptionals } from "./openai-strict.ts";
 import {
   lowerCaseKeys,
@@ -60,6 +60,17 @@ export function openai(options: OpenAIOptions = {}): Model {
   const replayReasoning =
     options.replayReasoning ?? (host === "deepseek.com" || host.endsWith(".deepseek.com"));
   const structuredOutputs = options.structuredOutputs ?? true;
+  const strictTools = options.strictTools === true;
+  // What every call sends alike, made once: the headers, and how errors and streams are read.
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    accept: "text/event-stream",
+    ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+    ...lowerCaseKeys(options.headers),
+  };
+  const readError = (status: number, responseHeaders: Record<string, string>, text: string) =>
+    readErrorBody(status, responseHeaders, text, "x-request-id", missingKeyHint);
+  const plainDecoder = () => new OpenAIDecoder();
 
   return {
     provider: "openai",
@@ -78,8 +89,7 @@ export function openai(options: OpenAIOptions = {}): Model {
       };
       const maxTokens = request.settings?.maxOutputTokens ?? request.maxTokens ?? options.maxTokens;
       if (maxTokens !== undefined) body[maxTokensField] = maxTokens;
-      if (request.tools.length)
-        body.tools = request.tools.map((tool) => wireTool(tool, options.strictTools === true));
+      if (request.tools.length) body.tools = wireTools(request.tools, strictTools);
       applySettings(body, request);
       if (structuredOutputs && request.output) {
         // Not strict: OpenAI's strict mode needs every property required and every object closed,
@@ -91,27 +101,21 @@ export function openai(options: OpenAIOptions = {}): Model {
       }
       return streamWithRetries({
         url: endpoint,
-        headers: {
-          "content-type": "application/json",
-          accept: "text/event-stream",
-          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
-          ...lowerCaseKeys(options.headers),
-        },
+        // A copy per call: a user's fetch may change what it is given.
+        headers: { ...headers },
         body,
         signal,
         transport,
-        readError: (status, headers, text) =>
-          readErrorBody(status, headers, text, "x-request-id", missingKeyHint),
-        createDecoder: () =>
-          new OpenAIDecoder(
-            options.strictTools === true
-              ? (name, input) =>
-                  restoreOptionals(
-                    input,
-                    request.tools.find((tool) => tool.name === name)?.input_schema,
-                  )
-              : undefined,
-          ),
+        readError,
+        createDecoder: strictTools
+          ? () =>
+              new OpenAIDecoder((name, input) =>
+                restoreOptionals(
+                  input,
+                  request.tools.find((tool) => tool.name === name)?.input_schema,
+                ),
+              )
+          : plainDecoder,
       });
     },
   };

@@ -7,7 +7,12 @@ import {
   ProtocolError,
 } from "../errors.ts";
 import { Attempt } from "./attempt.ts";
-import { type BatchedStream, EVENT_BATCHES, type ModelStreamEvent } from "./model.ts";
+import {
+  type BatchedStream,
+  EVENT_BATCHES,
+  type ModelStreamEvent,
+  SETTLES_ON_ABORT,
+} from "./model.ts";
 import { retryDelay, shouldRetry, sleep } from "./retry-policy.ts";
 
 /** The resilience settings every provider shares (DESIGN: provider options). */
@@ -73,15 +78,20 @@ export function streamWithRetries(
  */
 class ProviderStream implements AsyncIterable<ModelStreamEvent>, BatchedStream {
   readonly #request: StreamRequest;
-  #batches: AsyncGenerator<ModelStreamEvent[]> | undefined;
+  #batches: RetryingBatches | undefined;
 
   constructor(request: StreamRequest) {
     this.#request = request;
   }
 
-  [EVENT_BATCHES](): AsyncGenerator<ModelStreamEvent[]> {
-    this.#batches ??= retryingBatches(this.#request);
+  [EVENT_BATCHES](): AsyncIterator<ModelStreamEvent[]> {
+    this.#batches ??= new RetryingBatches(this.#request);
     return this.#batches;
+  }
+
+  /** The batches settle (rejecting with its reason) as soon as this signal aborts. */
+  get [SETTLES_ON_ABORT](): AbortSignal {
+    return this.#request.signal;
   }
 
   [Symbol.asyncIterator](): AsyncIterator<ModelStreamEvent> {
@@ -90,9 +100,17 @@ class ProviderStream implements AsyncIterable<ModelStreamEvent>, BatchedStream {
 }
 
 async function* eachEvent(
-  batches: AsyncGenerator<ModelStreamEvent[]>,
+  batches: AsyncIterator<ModelStreamEvent[]>,
 ): AsyncGenerator<ModelStreamEvent> {
-  for await (const batch of batches) yield* batch;
+  try {
+    while (true) {
+      const step = await batches.next();
+      if (step.done) return;
+      yield* step.value;
+    }
+  } finally {
+    await batches.return?.();
+  }
 }
 
 /**
@@ -104,41 +122,112 @@ async function* eachEvent(
 const passesOn = (event: ModelStreamEvent) =>
   event.type === "text_delta" || event.type === "thinking_delta" || event.type === "tool_call";
 
-async function* retryingBatches(request: StreamRequest): AsyncGenerator<ModelStreamEvent[]> {
-  // Aborted before anything was sent: no request at all.
-  request.signal.throwIfAborted();
-  for (let attempt = 1; ; attempt++) {
-    let passedOn = false;
-    const once = new Attempt(request);
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/**
+ * The attempts of one model call, a network read at a time: each `next()` is one read of the
+ * current attempt, a `retry` event between attempts, or the end. Written as an iterator rather
+ * than an async generator, for one promise per read. Settles as soon as the request's signal
+ * aborts (the attempt races its reads and its request against the abort; the retry wait listens
+ * to the signal), rejecting with the signal's reason.
+ */
+class RetryingBatches implements AsyncIterator<ModelStreamEvent[]> {
+  readonly #request: StreamRequest;
+  /** The attempt being read; undefined between attempts and once the call ended. */
+  #current: Attempt | undefined;
+  #attempt = 0;
+  /** Something of the current attempt that makes it final was passed on. */
+  #passedOn = false;
+  /** The wait before the next attempt, announced by the last batch (a `retry` event). */
+  #retryDelayMs: number | undefined;
+  #ended = false;
+
+  constructor(request: StreamRequest) {
+    this.#request = request;
+  }
+
+  async next(): Promise<IteratorResult<ModelStreamEvent[]>> {
+    if (this.#ended) return DONE;
+    const { signal } = this.#request;
+    let once = this.#current;
     try {
-      await once.open();
-      while (true) {
-        const batch = await once.read();
-        if (!batch) return;
-        if (!passedOn) passedOn = batch.some(passesOn);
-        yield batch;
+      if (!once) {
+        if (this.#retryDelayMs !== undefined) {
+          const delayMs = this.#retryDelayMs;
+          this.#retryDelayMs = undefined;
+          await sleep(delayMs, signal);
+        }
+        // Aborted before anything was sent: no request at all.
+        signal.throwIfAborted();
+        this.#attempt++;
+        this.#passedOn = false;
+        once = new Attempt(this.#request);
+        this.#current = once;
+        await once.open();
       }
+      const batch = await once.read();
+      // An abort while the read finished (the body's end after the stop event) still ends the call.
+      signal.throwIfAborted();
+      if (!batch) {
+        this.#end();
+        return DONE;
+      }
+      if (!this.#passedOn) this.#passedOn = batch.some(passesOn);
+      // The turn's last read: its timer and listener go now, not when the engine lets go.
+      if (once.settled) this.#end();
+      return { done: false, value: batch };
     } catch (error) {
-      once.close();
-      if (request.signal.aborted) throw request.signal.reason ?? error;
-      if (error instanceof ModelError) error.attempts = attempt;
-      if (passedOn || attempt > request.transport.maxRetries || !shouldRetry(error)) throw error;
-      const delayMs = retryDelay(error, attempt, request.transport.maxRetryDelayMs);
-      const info = describeThrown(error);
-      const status = error instanceof ModelError ? error.status : undefined;
-      yield [
+      return this.#failed(error, once);
+    }
+  }
+
+  /** The engine stops reading (the turn is complete, or the run aborted): the attempt ends now. */
+  async return(): Promise<IteratorResult<ModelStreamEvent[]>> {
+    this.#end();
+    return DONE;
+  }
+
+  #end(): void {
+    this.#ended = true;
+    this.#current?.close();
+    this.#current = undefined;
+  }
+
+  /** A failed attempt: thrown, or retried after a `retry` event while nothing was passed on. */
+  #failed(error: unknown, once: Attempt | undefined): IteratorResult<ModelStreamEvent[]> {
+    once?.close();
+    this.#current = undefined;
+    const { signal, transport } = this.#request;
+    const attempt = this.#attempt;
+    if (this.#ended || signal.aborted) {
+      this.#ended = true;
+      throw signal.aborted ? (signal.reason ?? error) : error;
+    }
+    if (error instanceof ModelError) error.attempts = attempt;
+    if (
+      once === undefined ||
+      this.#passedOn ||
+      attempt > transport.maxRetries ||
+      !shouldRetry(error)
+    ) {
+      this.#ended = true;
+      throw error;
+    }
+    const delayMs = retryDelay(error, attempt, transport.maxRetryDelayMs);
+    this.#retryDelayMs = delayMs;
+    const info = describeThrown(error);
+    const status = error instanceof ModelError ? error.status : undefined;
+    return {
+      done: false,
+      value: [
         {
           type: "retry",
           attempt,
           delayMs,
           error: status === undefined ? info : { ...info, status },
         },
-      ];
-      await sleep(delayMs, request.signal);
-    } finally {
-      // Its timer and abort listener go; a body not read to its end is closed (once only).
-      once.close();
-    }
+      ],
+    };
   }
 }
 

@@ -1,4 +1,5 @@
 import { messageForModel } from "../errors.ts";
+import { addAbortListener, removeAbortListener } from "../model/abort-listeners.ts";
 import type { ToolResultBlock } from "../model/messages.ts";
 import { untilAborted } from "./abortable.ts";
 import {
@@ -37,12 +38,14 @@ export class Batch {
   readonly #run: CallEnvironment;
   readonly #env: CallEnvironment;
   #controller: AbortController | undefined;
+  /** The controller's signal, kept: asked on every step of the batch. */
+  #batchSignal: AbortSignal | undefined;
   #scheduler: Scheduler<CallRecord> | undefined;
-  #unlink = () => {};
+  #unlink: (() => void) | undefined;
   #linked = true;
   #abortedWhenDetached = false;
   /** Calls that arrived early, by id, in arrival order. */
-  readonly #early = new Map<string, CallRecord>();
+  #early: Map<string, CallRecord> | undefined;
   #acceptsEarly = true;
   /** Prepares run one after another, in call order. */
   #prepared: Promise<void> = Promise.resolve();
@@ -53,41 +56,42 @@ export class Batch {
 
   constructor(env: CallEnvironment) {
     this.#run = env;
-    const batch = this;
-    this.#env = {
-      ...env,
-      get signal() {
-        return batch.#signal();
-      },
-    };
+    this.#env = new BatchEnvironment(env, this);
+  }
+
+  /** Whether the batch's signal is aborted, without making it. */
+  aborted(): boolean {
+    if (this.#batchSignal) return this.#batchSignal.aborted;
+    return this.#linked ? this.#run.signal.aborted : this.#abortedWhenDetached;
   }
 
   /**
    * The batch's own signal follows the run's, and lets `abandon` cancel calls started early. It
-   * is made on first use (an AbortSignal costs a few microseconds): a reply without tool calls,
-   * such as a run's last, needs none.
+   * is made on first use (an AbortSignal costs a few microseconds): only when a handler, a hook
+   * or a child agent takes it, or `abandon` needs it; the batch itself only asks `#aborted()`.
    */
-  #signal(): AbortSignal {
-    if (!this.#controller) {
+  signal(): AbortSignal {
+    if (!this.#batchSignal) {
       const controller = new AbortController();
       this.#controller = controller;
+      this.#batchSignal = controller.signal;
       const run = this.#run.signal;
       // As if made with the batch: aborted when the run was, while the batch followed it.
       if (this.#linked ? run.aborted : this.#abortedWhenDetached) controller.abort(run.reason);
       else if (this.#linked) {
         const forward = () => controller.abort(run.reason);
-        run.addEventListener("abort", forward, { once: true });
-        this.#unlink = () => run.removeEventListener("abort", forward);
+        addAbortListener(run, forward);
+        this.#unlink = () => removeAbortListener(run, forward);
       }
     }
-    return this.#controller.signal;
+    return this.#batchSignal;
   }
 
   /** The pool the batch's calls run in, made with the first call. */
   #pool(): Scheduler<CallRecord> {
     this.#scheduler ??= new Scheduler({
       maxConcurrency: this.#run.config.maxConcurrency,
-      signal: this.#signal(),
+      aborted: () => this.aborted(),
       run: (record) => executeCall(record, this.#env),
     });
     return this.#scheduler;
@@ -98,8 +102,8 @@ export class Batch {
     if (!this.#linked) return;
     this.#linked = false;
     this.#abortedWhenDetached = this.#run.signal.aborted;
-    this.#unlink();
-    this.#unlink = () => {};
+    this.#unlink?.();
+    this.#unlink = undefined;
   }
 
   /** Unlinks the batch from the run's signal; safe to call more than once. */
@@ -118,33 +122,38 @@ export class Batch {
 
   /** A call whose tool_use block is complete while the model still streams. */
   addEarly(record: CallRecord): void {
+    this.#early ??= new Map();
     this.#early.set(record.id, record);
     this.#prepared = this.#prepared.then(async () => {
       await this.#prepare(record, { early: true });
-      if (!record.result && (record.askLater || this.#earlyWaits)) {
-        // Approval is asked once the reply is complete; calls after it keep their place behind it.
-        this.#earlyWaits = true;
-        record.waitsForApproval = true;
-        return;
-      }
-      // Only a call that could overlap anyway starts before the reply is complete.
-      if (this.#runnable(record)) this.#pool().add(record, { held: record.exclusive });
+      this.#preparedEarly(record);
     });
+  }
+
+  #preparedEarly(record: CallRecord): void {
+    if (!record.result && (record.askLater || this.#earlyWaits)) {
+      // Approval is asked once the reply is complete; calls after it keep their place behind it.
+      this.#earlyWaits = true;
+      record.waitsForApproval = true;
+      return;
+    }
+    // Only a call that could overlap anyway starts before the reply is complete.
+    if (this.#runnable(record)) this.#pool().add(record, { held: record.exclusive });
   }
 
   /** The call that arrived early under this id, if any. */
   early(id: string): CallRecord | undefined {
-    return this.#early.get(id);
+    return this.#early?.get(id);
   }
 
   /** The reply is complete: runs every call of it to the end. */
   async run(records: CallRecord[]): Promise<BatchOutcome> {
     const env = this.#env;
     await this.#prepared;
-    await checkBatchPolicy(records, env);
+    if (env.config.batchPolicy) await checkBatchPolicy(records, env);
     const runnable: CallRecord[] = [];
     for (const record of records) {
-      if (this.#early.get(record.id) !== record) await this.#prepare(record);
+      if (this.#early?.get(record.id) !== record) await this.#prepare(record);
       else if (record.waitsForApproval) {
         record.waitsForApproval = false;
         if (record.askLater && !record.result) await askApproval(record, env);
@@ -185,7 +194,7 @@ export class Batch {
     }
     await this.#settle();
 
-    const aborted = env.signal.aborted;
+    const aborted = this.aborted();
     // Steering interrupts calls waiting for approval as it does queued ones; calls waiting for
     // the app keep waiting (it may be doing them already).
     if (!aborted && env.steering?.hasSteer) {
@@ -216,19 +225,22 @@ export class Batch {
    */
   async abandon(): Promise<void> {
     // A call that already finished keeps its real result on tool_end: it did happen.
+    const early = this.#early ?? NO_EARLY_CALLS;
     const finished = new Set(
-      [...this.#early.values()].filter((record) => record.finishedAt !== undefined),
+      [...early.values()].filter((record) => record.finishedAt !== undefined),
     );
-    if (this.#early.size > 0) {
-      this.#signal();
+    if (early.size > 0) {
+      this.signal();
       this.#controller!.abort(new Error("The model's reply failed before it was complete."));
     }
     await this.#prepared;
     await this.#settle();
     this.#detach();
-    for (const record of this.#early.values()) {
+    for (const record of early.values()) {
       record.pending = undefined;
-      if (!finished.has(record)) {
+      // A call that waited for the app (`execute: false`) finished without a result: it is
+      // cancelled like one that never ran.
+      if (!finished.has(record) || !record.result) {
         record.result = errorResult(
           `Tool "${record.name}" was cancelled: the model's reply failed before it was complete.`,
           "aborted",
@@ -247,10 +259,10 @@ export class Batch {
   }
 
   async #prepare(record: CallRecord, options: { early?: boolean } = {}): Promise<void> {
-    if (this.#env.signal.aborted && !record.result)
+    if (this.aborted() && !record.result)
       record.result = cancelledResult(record, "before it started");
     await prepareCall(record, this.#env, options);
-    if (record.result) record.finishedAt = performance.now();
+    noteAnswered(record);
   }
 
   async #settle(): Promise<void> {
@@ -259,6 +271,53 @@ export class Batch {
       record.result = cancelledResult(record, "before it started");
       record.finishedAt = performance.now();
     }
+  }
+}
+
+const NO_EARLY_CALLS: ReadonlyMap<string, CallRecord> = new Map();
+
+/** A call answered while it was prepared ends there. */
+function noteAnswered(record: CallRecord): void {
+  if (record.result) record.finishedAt = performance.now();
+}
+
+/**
+ * The run's environment as a batch's calls see it: the fields of CallEnvironment (not a copy of
+ * the whole run), with the batch's signal, made when first taken.
+ */
+class BatchEnvironment implements CallEnvironment {
+  readonly config: CallEnvironment["config"];
+  readonly sessionId: string;
+  readonly emit: CallEnvironment["emit"];
+  readonly runData: CallEnvironment["runData"];
+  readonly sandbox: CallEnvironment["sandbox"];
+  readonly background: CallEnvironment["background"];
+  readonly journal: CallEnvironment["journal"];
+  readonly link: CallEnvironment["link"];
+  readonly offered: CallEnvironment["offered"];
+  readonly steering: CallEnvironment["steering"];
+  readonly #batch: Batch;
+
+  constructor(env: CallEnvironment, batch: Batch) {
+    this.config = env.config;
+    this.sessionId = env.sessionId;
+    this.emit = env.emit;
+    this.runData = env.runData;
+    this.sandbox = env.sandbox;
+    this.background = env.background;
+    this.journal = env.journal;
+    this.link = env.link;
+    this.offered = env.offered;
+    this.steering = env.steering;
+    this.#batch = batch;
+  }
+
+  get signal(): AbortSignal {
+    return this.#batch.signal();
+  }
+
+  isAborted(): boolean {
+    return this.#batch.aborted();
   }
 }
 

@@ -2,6 +2,7 @@ import { messageForModel, type ToolTimeoutError } from "../errors.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import { assertSerialisable, InvalidToolResultError } from "../tools/result.ts";
 import type {
+  BackgroundTasks,
   SandboxPolicy,
   ToolCall,
   ToolDefinition,
@@ -86,11 +87,15 @@ export interface CallEnvironment {
   config: EngineConfig;
   sessionId: string;
   signal: AbortSignal;
+  /** Whether `signal` is aborted, for an environment whose signal is made only when taken (a batch's). */
+  isAborted?: () => boolean;
   emit: (event: AgentEvent) => void;
   /** The run's `ToolContext.runData`, carried in a paused state. */
   runData: Map<string, unknown>;
   /** The sandbox policy in force (hardened preset), read once per run. */
   sandbox?: SandboxPolicy;
+  /** The run's view of the agent's background tasks; else the agent's registry (`config.background`). */
+  background?: BackgroundTasks;
   /** The session's write-ahead log, when the agent has a session store. */
   journal?: RunJournal;
   /** Where the run stands among agent tool runs (depth, usage of child runs). */
@@ -99,6 +104,11 @@ export interface CallEnvironment {
   offered?: ReadonlySet<string>;
   /** A steering message is queued: calls whose handler has not started are not run. */
   steering?: { readonly hasSteer: boolean };
+}
+
+/** Whether the environment's signal is aborted, without making a batch's signal for it. */
+export function isAborted(env: CallEnvironment): boolean {
+  return env.isAborted ? env.isAborted() : env.signal.aborted;
 }
 
 export function newCallRecord(id: string, name: string, rawInput: unknown): CallRecord {
@@ -138,7 +148,8 @@ export async function resultFromValue(
   value: unknown,
 ): Promise<ToolResult> {
   try {
-    const result = await runtime.toResult(value);
+    const converted = runtime.toResult(value);
+    const result = isThenable(converted) ? await converted : converted;
     assertSerialisable(result);
     return result;
   } catch (error) {
@@ -168,6 +179,11 @@ export function hookContext(record: CallRecord, env: CallEnvironment) {
     sessionId: env.sessionId,
     signal: env.signal,
   };
+}
+
+/** A promise or any other thenable (what `await` would wait for). */
+export function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === "function";
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

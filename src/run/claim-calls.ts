@@ -35,7 +35,9 @@ export function claimToolCalls(
   incomplete: { id: string; name: string; reason: string }[],
 ): CallRecord[] {
   if (typeof message.content === "string") return [];
-  const cut = new Map(incomplete.map((call) => [call.id, call.reason]));
+  const cut = incomplete.length
+    ? new Map(incomplete.map((call) => [call.id, call.reason]))
+    : NONE_CUT;
   const records: CallRecord[] = [];
   for (const block of message.content) {
     if (block.type !== "tool_use") continue;
@@ -70,6 +72,8 @@ export function claimToolCalls(
   }
   return records;
 }
+
+const NONE_CUT: ReadonlyMap<string, string> = new Map();
 
 function incompleteResult(record: CallRecord, reason: string) {
   return errorResult(

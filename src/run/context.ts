@@ -15,8 +15,11 @@ const DEFAULT_INSTRUCTIONS =
 
 /** What one run remembers between requests, so compaction is stable and the estimate incremental. */
 export interface ContextMemory {
-  /** Results replaced once stay replaced (a stable prefix for prompt caches): tool_use id -> placeholder. */
-  removed: Map<string, string>;
+  /**
+   * Results replaced once stay replaced (a stable prefix for prompt caches): tool_use id ->
+   * placeholder. Made with the first replacement.
+   */
+  removed?: Map<string, string>;
   /** The early conversation replaced by a summary: the first `covers` messages. */
   summary?: { covers: number; text: string };
   /** The last request's size as the provider reported it, and as characters. */
@@ -29,7 +32,7 @@ export interface ContextMemory {
 
 /** A run's memory, empty. */
 export function contextMemory(): ContextMemory {
-  return { removed: new Map(), transcript: { counted: 0, chars: 0 } };
+  return { transcript: { counted: 0, chars: 0 } };
 }
 
 /**
@@ -170,11 +173,12 @@ async function compactOver(
     const message = messages[index]!;
     if (typeof message.content === "string" || !message.content.some(isResult)) continue;
     const content = message.content.map((block): ContentBlock => {
-      if (!isResult(block) || memory.removed.has(block.tool_use_id)) return block;
+      if (!isResult(block) || memory.removed?.has(block.tool_use_id)) return block;
       const size = resultChars(block);
       const name = names.get(block.tool_use_id) ?? "a tool";
       const placeholder = `[skein: removed the result of ${name} (${size} characters) to fit the context window]`;
       if (size <= placeholder.length) return block;
+      memory.removed ??= new Map();
       memory.removed.set(block.tool_use_id, placeholder);
       removed.push({ callId: block.tool_use_id, name, chars: size });
       return withPlaceholder(block, placeholder);
@@ -221,16 +225,17 @@ function applyMemory(memory: ContextMemory, transcript: Message[]): Message[] {
       { role: "user", content: `${SUMMARY_HEADER}\n${memory.summary.text}` },
       ...transcript.slice(memory.summary.covers),
     ];
-  if (memory.removed.size === 0) return messages;
+  const removed = memory.removed;
+  if (!removed?.size) return messages;
   return messages.map((message) => {
     if (typeof message.content === "string") return message;
-    if (!message.content.some((block) => isResult(block) && memory.removed.has(block.tool_use_id)))
+    if (!message.content.some((block) => isResult(block) && removed.has(block.tool_use_id)))
       return message;
     return {
       ...message,
       content: message.content.map((block) =>
-        isResult(block) && memory.removed.has(block.tool_use_id)
-          ? withPlaceholder(block, memory.removed.get(block.tool_use_id)!)
+        isResult(block) && removed.has(block.tool_use_id)
+          ? withPlaceholder(block, removed.get(block.tool_use_id)!)
           : block,
       ),
     };

@@ -12,6 +12,7 @@ import {
   cancelledResult,
   describeKind,
   errorResult,
+  isAborted,
   isObject,
   resultFromValue,
   toolCallOf,
@@ -66,17 +67,17 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
 
   // Only a call with a timeout needs a signal of its own; otherwise the run's signal is enough.
   const controller = tool.timeoutMs !== undefined ? new AbortController() : undefined;
-  const forwardAbort = () => controller?.abort(env.signal.reason);
-  if (controller) {
+  const forwardAbort = controller && (() => controller.abort(env.signal.reason));
+  if (forwardAbort) {
     if (env.signal.aborted) forwardAbort();
     else env.signal.addEventListener("abort", forwardAbort, { once: true });
   }
   let ended = false;
-  const context: ToolContext = {
+  // `signal` is added below (a timed call's own, else the batch's when read).
+  const context = {
     callId: record.id,
     call: toolCallOf(record, env.config),
     sessionId: env.sessionId,
-    signal: controller?.signal ?? env.signal,
     emit: (event: CustomEvent) => {
       if (!isObject(event) || typeof event.type !== "string") {
         throw new TypeError(
@@ -103,7 +104,9 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
       env.emit({ type: "skein.snapshot", callId: record.id, path, content });
       return env.journal?.snapshot(record.id, path, content);
     },
-  };
+  } as ToolContext;
+  if (controller) context.signal = controller.signal;
+  else lazySignal(context, env);
   if (env.config.approval) context.approval = env.config.approval;
   // A child agent's searches also leave out what its ancestors' rules hide.
   const layer = env.config.permissions;
@@ -111,7 +114,8 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     Object.defineProperty(context, SEARCH_FILTER, {
       value: (relative: string, tool: string) => layer.hiddenFromSearch!(relative, tool),
     });
-  if (env.config.background) context.background = env.config.background;
+  const background = env.background ?? env.config.background;
+  if (background) context.background = background;
   if (env.sandbox) context.sandbox = env.sandbox;
 
   let timer: NodeJS.Timeout | undefined;
@@ -136,13 +140,42 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     ended = true;
     if (timer) clearTimeout(timer);
     record.finishedAt = performance.now();
-    if (controller) env.signal.removeEventListener("abort", forwardAbort);
+    if (forwardAbort) env.signal.removeEventListener("abort", forwardAbort);
   }
   await settle(record, runtime, settled, env);
   // A failed write stops the journal; the run ends failed once the batch has settled.
   if (env.journal && record.result)
     await env.journal.result(record, record.result, env.runData).catch(() => {});
 }
+
+/**
+ * `context.signal` read when the handler reads it: a batch makes its signal (an AbortSignal costs
+ * several microseconds in Node) only for a handler that takes it. One accessor for every context
+ * (a getter in the literal, or one made per call, would make each context the slow way), reading
+ * the call's environment from a hidden property; assigning `signal` stores the value.
+ */
+function lazySignal(context: ToolContext, env: CallEnvironment): void {
+  Object.defineProperty(context, SIGNAL_SOURCE, { value: env });
+  Object.defineProperty(context, "signal", LAZY_SIGNAL);
+}
+
+const SIGNAL_SOURCE = Symbol("skein.signalSource");
+
+const LAZY_SIGNAL: PropertyDescriptor = {
+  get(this: { [SIGNAL_SOURCE]: CallEnvironment }) {
+    return this[SIGNAL_SOURCE].signal;
+  },
+  set(this: object, value: unknown) {
+    Object.defineProperty(this, "signal", {
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+  },
+  enumerable: true,
+  configurable: true,
+};
 
 async function logStarted(record: CallRecord, journal: RunJournal): Promise<boolean> {
   try {
@@ -253,7 +286,7 @@ async function settle(
       return;
     }
     case "threw":
-      record.result = env.signal.aborted
+      record.result = isAborted(env)
         ? cancelledResult(record, "while it was running")
         : errorResult(`Tool "${record.name}" failed: ${messageForModel(settled.error)}`, "threw", {
             error: describeThrown(settled.error),

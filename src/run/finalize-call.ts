@@ -7,6 +7,7 @@ import {
   type CallRecord,
   errorResult,
   hookContext,
+  isAborted,
   isObject,
 } from "./call.ts";
 
@@ -21,7 +22,7 @@ export async function finalizeCall(
   const { hooks } = env.config;
   let result = record.result!;
   // After an abort, hooks are not asked to decide anything more: the run is ending.
-  const aborted = env.signal.aborted;
+  const aborted = isAborted(env);
   if (hooks.afterToolCall && record.reachedHandler && !aborted) {
     try {
       const decision: unknown = await untilAborted(

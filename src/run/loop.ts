@@ -6,7 +6,7 @@ import {
   textOf,
   type Usage,
 } from "../model/messages.ts";
-import type { Model, ModelRequest } from "../model/model.ts";
+import type { Model } from "../model/model.ts";
 import { answerOutcome, checkAnswer } from "./answer.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
@@ -75,29 +75,44 @@ export type TurnOutcome =
  * The agent loop: ask the model, run the tools it asked for, repeat until an outcome ends the run.
  * Resolves with the result message; rejects only with `AbortError`.
  */
-export async function runLoop(
+export function runLoop(
   run: RunContext,
   restored?: RestoredRun,
   recovery?: Recovery,
 ): Promise<SDKResultMessage> {
-  let result: SDKResultMessage;
-  try {
-    result = await loop(run, restored, recovery);
-  } catch (error) {
-    endTurn(run);
-    if (error instanceof AbortError) {
-      run.steering?.end("aborted");
-      run.trace?.end({ aborted: true, usage: totalUsageOf(run) });
-      // The cancelled results go with the end entry; a log that failed already stays as it is.
-      await run.journal?.ended({ subtype: "aborted" }).catch(() => {});
-      throw error;
-    }
-    // A defect of skein's own (or a failed log write) must still end the run with a result.
-    result = finish(run, "error_during_execution", { error: describeThrown(error) });
+  // Chained rather than awaited: no frame of its own is kept alive while the run goes on.
+  return loop(run, restored, recovery).then(
+    (result) => endRun(run, result),
+    (error: unknown) => loopFailed(run, error),
+  );
+}
+
+/** The run's end: its log closed (which may turn the result into a failure), its trace ended. */
+function endRun(
+  run: RunContext,
+  result: SDKResultMessage,
+): SDKResultMessage | Promise<SDKResultMessage> {
+  if (!run.journal) {
+    run.trace?.end({ result });
+    return result;
   }
-  result = await closeJournal(run, result);
-  run.trace?.end({ result });
-  return result;
+  return closeJournal(run, result).then((closed) => {
+    run.trace?.end({ result: closed });
+    return closed;
+  });
+}
+
+async function loopFailed(run: RunContext, error: unknown): Promise<SDKResultMessage> {
+  endTurn(run);
+  if (error instanceof AbortError) {
+    run.steering?.end("aborted");
+    run.trace?.end({ aborted: true, usage: totalUsageOf(run) });
+    // The cancelled results go with the end entry; a log that failed already stays as it is.
+    await run.journal?.ended({ subtype: "aborted" }).catch(() => {});
+    throw error;
+  }
+  // A defect of skein's own (or a failed log write) must still end the run with a result.
+  return endRun(run, finish(run, "error_during_execution", { error: describeThrown(error) }));
 }
 
 async function loop(
@@ -175,75 +190,72 @@ async function runTurn(run: RunContext, agentModel: Model): Promise<TurnOutcome>
     return { kind: "failed", error: prepared.error };
   }
   run.offered = prepared.offered;
+  const { model, request } = prepared;
+  // One function for the whole turn (no await of a helper's promise): a run keeps fewer
+  // suspended frames alive while the model streams.
   const batch = new Batch(run);
   try {
-    return await turnWithBatch(run, prepared.model, prepared.request, batch);
+    const onToolCall = run.config.eager
+      ? (call: { id: string; name: string; input: unknown }) => {
+          const record = claimEarly(run, batch, call);
+          if (record) batch.addEarly(record);
+        }
+      : undefined;
+    let turn: Awaited<ReturnType<typeof callModel>>;
+    const span = run.trace?.modelCall(model);
+    try {
+      turn = await callModel({ model, request, signal: run.signal, emit: run.emit, onToolCall });
+    } catch (error) {
+      span?.end({ error: describeThrown(error) });
+      await batch.abandon();
+      throwIfAborted(run);
+      throw error;
+    }
+    span?.end(turn.ok ? { usage: turn.usage, stopReason: turn.stopReason } : { error: turn.error });
+    if (!turn.ok) {
+      await batch.abandon();
+      if (turn.partial) {
+        run.messages.push(turn.partial);
+        // Kept only marked incomplete; a log that cannot take it changes nothing of the failure.
+        await run.journal?.partial(turn.partial).catch(() => {});
+      }
+      endTurn(run, turn.partial);
+      throwIfAborted(run);
+      return { kind: "failed", error: turn.error };
+    }
+    addUsage(run.usage, turn.usage);
+    rememberRequest(run.contextMemory, turn.usage);
+    const records = claimToolCalls(run, batch, turn.message, turn.incompleteToolCalls);
+    run.messages.push(turn.message);
+    run.emit({ type: "message", message: turn.message });
+    const step: Step = {
+      message: turn.message,
+      toolCalls: [],
+      usage: turn.usage,
+      stopReason: turn.stopReason,
+    };
+    run.steps.push(step);
+    // Write-ahead (b): the complete reply, before any of its calls is prepared.
+    if (run.journal)
+      await run.journal.reply(
+        step,
+        records.flatMap((record) =>
+          record.result ? [{ id: record.id, result: record.result }] : [],
+        ),
+      );
+
+    if (records.length === 0) {
+      endTurn(run, turn.message);
+      // Delivery point 2 follows in the loop; with `output`, the text is (or is not) the answer.
+      return run.config.output
+        ? answerOutcome(run, await checkAnswer(run, model, turn.message))
+        : { kind: "final", result: textOf(turn.message.content) };
+    }
+    return settleBatch(run, records, await batch.run(records));
   } finally {
     // Every path (text-only answers included) unlinks the batch from the run's signal.
     batch.dispose();
   }
-}
-
-async function turnWithBatch(
-  run: RunContext,
-  model: Model,
-  request: ModelRequest,
-  batch: Batch,
-): Promise<TurnOutcome> {
-  const onToolCall = run.config.eager
-    ? (call: { id: string; name: string; input: unknown }) => {
-        const record = claimEarly(run, batch, call);
-        if (record) batch.addEarly(record);
-      }
-    : undefined;
-  let turn: Awaited<ReturnType<typeof callModel>>;
-  const span = run.trace?.modelCall(model);
-  try {
-    turn = await callModel({ model, request, signal: run.signal, emit: run.emit, onToolCall });
-  } catch (error) {
-    span?.end({ error: describeThrown(error) });
-    await batch.abandon();
-    throwIfAborted(run);
-    throw error;
-  }
-  span?.end(turn.ok ? { usage: turn.usage, stopReason: turn.stopReason } : { error: turn.error });
-  if (!turn.ok) {
-    await batch.abandon();
-    if (turn.partial) {
-      run.messages.push(turn.partial);
-      // Kept only marked incomplete; a log that cannot take it changes nothing of the failure.
-      await run.journal?.partial(turn.partial).catch(() => {});
-    }
-    endTurn(run, turn.partial);
-    throwIfAborted(run);
-    return { kind: "failed", error: turn.error };
-  }
-  addUsage(run.usage, turn.usage);
-  rememberRequest(run.contextMemory, turn.usage);
-  const records = claimToolCalls(run, batch, turn.message, turn.incompleteToolCalls);
-  run.messages.push(turn.message);
-  run.emit({ type: "message", message: turn.message });
-  const step: Step = {
-    message: turn.message,
-    toolCalls: [],
-    usage: turn.usage,
-    stopReason: turn.stopReason,
-  };
-  run.steps.push(step);
-  // Write-ahead (b): the complete reply, before any of its calls is prepared.
-  await run.journal?.reply(
-    step,
-    records.flatMap((record) => (record.result ? [{ id: record.id, result: record.result }] : [])),
-  );
-
-  if (records.length === 0) {
-    endTurn(run, turn.message);
-    // Delivery point 2 follows in the loop; with `output`, the text is (or is not) the answer.
-    return run.config.output
-      ? answerOutcome(run, await checkAnswer(run, model, turn.message))
-      : { kind: "final", result: textOf(turn.message.content) };
-  }
-  return settleBatch(run, records, await batch.run(records));
 }
 
 /**

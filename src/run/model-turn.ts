@@ -7,9 +7,11 @@ import {
   type Model,
   type ModelRequest,
   type ModelStreamEvent,
+  SETTLES_ON_ABORT,
   type StopReason,
 } from "../model/model.ts";
 import type { EngineConfig } from "./config.ts";
+import { unheard } from "./new-run.ts";
 import { parsePartial } from "./partial-json.ts";
 import type { AgentEvent, ErrorInfo } from "./types.ts";
 
@@ -76,107 +78,159 @@ export async function callModel(options: {
   /** Eager execution: told of each tool call as its block completes in the stream. */
   onToolCall?: (call: { id: string; name: string; input: unknown }) => void;
 }): Promise<ModelTurn> {
-  const { model, request, signal, emit } = options;
-  let partialText = "";
-  // Each call's arguments as streamed so far (tool_input_delta), by call id.
-  let partialInputs: Map<string, string> | undefined;
+  const relay = new Relay(options.emit, options.onToolCall);
   try {
-    // Each step of the model's stream is raced against the signal: a model that ignores it
-    // cannot keep an aborted run alive. skein's providers offer their events a network read at
-    // a time (the same events, in order): one step, one race and one await for all of them.
+    const { model, request, signal } = options;
     const stream = model.stream(request, { signal });
-    const batches = (stream as Partial<BatchedStream>)[EVENT_BATCHES]?.();
+    // skein's providers offer their events a network read at a time (the same events, in
+    // order): one step and one await for all of them.
+    const batched = stream as Partial<BatchedStream>;
+    const batches = batched[EVENT_BATCHES]?.();
     const iterator: AsyncIterator<ModelStreamEvent | ModelStreamEvent[]> =
       batches ?? stream[Symbol.asyncIterator]();
-    // One abort promise for the whole call, raced with each step (no listener per event).
-    let rejectAborted: (reason: unknown) => void = () => {};
-    const aborted = new Promise<never>((_, reject) => {
-      rejectAborted = reject;
-    });
-    aborted.catch(() => {});
-    const stopIterator = () => {
-      rejectAborted(signal.reason);
-      void Promise.resolve(iterator.return?.()).catch(() => {});
-    };
-    if (signal.aborted) stopIterator();
-    signal.addEventListener("abort", stopIterator, { once: true });
-    /** Relays one event; the final message ends the turn. */
-    const take = (event: ModelStreamEvent): ModelTurn | undefined => {
-      switch (event.type) {
-        case "text_delta":
-          partialText += event.text;
-          emit(event);
-          break;
-        case "thinking_delta":
-          emit(event);
-          break;
-        case "tool_input_delta": {
-          partialInputs ??= new Map();
-          const text = (partialInputs.get(event.id) ?? "") + event.delta;
-          partialInputs.set(event.id, text);
-          // Parsed when read: a run nobody streams (run()) never pays for it.
-          let parsed: { value: unknown } | undefined;
-          emit({
-            type: "tool_input_delta",
-            callId: event.id,
-            name: event.name,
-            delta: event.delta,
-            get partialInput() {
-              parsed ??= { value: parsePartial(text) };
-              return parsed.value;
-            },
-          });
-          break;
-        }
-        case "retry":
-          // The failed attempt's partial inputs are void: the next one streams from the start.
-          partialInputs = undefined;
-          emit({
-            type: "retry",
-            attempt: event.attempt,
-            delayMs: event.delayMs ?? 0,
-            error: event.error,
-          });
-          break;
-        case "tool_call":
-          options.onToolCall?.(event);
-          break;
-        case "message":
-          return {
-            ok: true,
-            message: normaliseMessage(event.message),
-            stopReason: event.stopReason,
-            usage: event.usage,
-            incompleteToolCalls: event.incompleteToolCalls ?? [],
-          };
-      }
-      return undefined;
-    };
+    // Each step is raced against the signal, so that a model that ignores it cannot keep an
+    // aborted run alive; except for batches that settle on the run's signal by themselves (a
+    // skein provider given that signal), whose pending step an abort rejects at once.
+    const race =
+      batches && batched[SETTLES_ON_ABORT] === signal ? undefined : abortRace(signal, iterator);
     try {
       while (true) {
-        const step = await Promise.race([iterator.next(), aborted]);
+        const step = race
+          ? await Promise.race([iterator.next(), race.aborted])
+          : await iterator.next();
         if (step.done) break;
         if (batches) {
           for (const event of step.value as ModelStreamEvent[]) {
-            const turn = take(event);
+            const turn = relay.take(event);
             if (turn) return turn;
           }
         } else {
-          const turn = take(step.value as ModelStreamEvent);
+          const turn = relay.take(step.value as ModelStreamEvent);
           if (turn) return turn;
         }
       }
       throw new ModelError("The model's stream ended without a final message.");
     } finally {
-      signal.removeEventListener("abort", stopIterator);
-      stopIterator();
+      // The turn is complete (or failed): the stream's attempt ends now.
+      if (race) race.end();
+      else stopReading(iterator);
     }
   } catch (error) {
     // On abort too: the partial text goes into the transcript, marked incomplete, before AbortError.
-    const partial: Message | undefined = partialText
-      ? { role: "assistant", content: [{ type: "text", text: partialText }], incomplete: true }
+    const partial: Message | undefined = relay.partialText
+      ? {
+          role: "assistant",
+          content: [{ type: "text", text: relay.partialText }],
+          incomplete: true,
+        }
       : undefined;
     return { ok: false, error: errorInfo(error), partial };
+  }
+}
+
+/**
+ * One abort promise for a whole model call, raced with each step (no listener per event); `end`
+ * removes the listener and stops the stream.
+ */
+function abortRace(
+  signal: AbortSignal,
+  iterator: AsyncIterator<unknown>,
+): { aborted: Promise<never>; end(): void } {
+  let rejectAborted: (reason: unknown) => void = () => {};
+  const aborted = new Promise<never>((_, reject) => {
+    rejectAborted = reject;
+  });
+  aborted.catch(() => {});
+  const stopIterator = () => {
+    rejectAborted(signal.reason);
+    stopReading(iterator);
+  };
+  if (signal.aborted) stopIterator();
+  signal.addEventListener("abort", stopIterator, { once: true });
+  return {
+    aborted,
+    end() {
+      signal.removeEventListener("abort", stopIterator);
+      stopIterator();
+    },
+  };
+}
+
+function stopReading(iterator: AsyncIterator<unknown>): void {
+  void Promise.resolve(iterator.return?.()).catch(() => {});
+}
+
+/** Relays a model call's events to the run and keeps what a failure leaves (the partial text). */
+class Relay {
+  partialText = "";
+  /** Each call's arguments as streamed so far (tool_input_delta), by call id. */
+  #partialInputs: Map<string, string> | undefined;
+  readonly #emit: (event: AgentEvent) => void;
+  readonly #onToolCall: ((call: { id: string; name: string; input: unknown }) => void) | undefined;
+  /** Nobody hears the run's events (`run()`): events that cost something to build are not built. */
+  readonly #unheard: boolean;
+
+  constructor(
+    emit: (event: AgentEvent) => void,
+    onToolCall: ((call: { id: string; name: string; input: unknown }) => void) | undefined,
+  ) {
+    this.#emit = emit;
+    this.#onToolCall = onToolCall;
+    this.#unheard = emit === unheard;
+  }
+
+  /** Relays one event; the final message ends the turn. */
+  take(event: ModelStreamEvent): ModelTurn | undefined {
+    switch (event.type) {
+      case "text_delta":
+        this.partialText += event.text;
+        this.#emit(event);
+        break;
+      case "thinking_delta":
+        this.#emit(event);
+        break;
+      case "tool_input_delta": {
+        if (this.#unheard) break;
+        this.#partialInputs ??= new Map();
+        const text = (this.#partialInputs.get(event.id) ?? "") + event.delta;
+        this.#partialInputs.set(event.id, text);
+        // Parsed when read: a run nobody streams (run()) never pays for it.
+        let parsed: { value: unknown } | undefined;
+        this.#emit({
+          type: "tool_input_delta",
+          callId: event.id,
+          name: event.name,
+          delta: event.delta,
+          get partialInput() {
+            parsed ??= { value: parsePartial(text) };
+            return parsed.value;
+          },
+        });
+        break;
+      }
+      case "retry":
+        // The failed attempt's partial inputs are void: the next one streams from the start.
+        this.#partialInputs = undefined;
+        this.#emit({
+          type: "retry",
+          attempt: event.attempt,
+          delayMs: event.delayMs ?? 0,
+          error: event.error,
+        });
+        break;
+      case "tool_call":
+        this.#onToolCall?.(event);
+        break;
+      case "message":
+        return {
+          ok: true,
+          message: normaliseMessage(event.message),
+          stopReason: event.stopReason,
+          usage: event.usage,
+          incompleteToolCalls: event.incompleteToolCalls ?? [],
+        };
+    }
+    return undefined;
   }
 }
 

@@ -1,5 +1,6 @@
 import type { Message } from "../model/messages.ts";
 import { emptyUsage } from "../model/messages.ts";
+import type { BackgroundTasks } from "../tools/types.ts";
 import type { EngineConfig } from "./config.ts";
 import type { RunJournal } from "./journal.ts";
 import { type RunLink, rootLink } from "./link.ts";
@@ -8,6 +9,12 @@ import type { RestoredRun } from "./state.ts";
 import type { SteeringQueue } from "./steering.ts";
 import type { SourceTools } from "./tool-source.ts";
 import type { AgentEvent } from "./types.ts";
+
+/**
+ * The event sink of a run nobody streams (`run()`, `resume()`): events that cost something to
+ * build, such as a `tool_input_delta` with its `partialInput`, are not built for it.
+ */
+export const unheard = (_event: AgentEvent): void => {};
 
 /** A run's context, fresh or from a restored state; `link` places it in a tree of agent runs. */
 export function newRun(
@@ -23,6 +30,8 @@ export function newRun(
     steering?: SteeringQueue;
     outputAttempts?: number;
     sources?: SourceTools & { base: EngineConfig };
+    /** The run's view of the agent's background tasks (ended with the run). */
+    background?: BackgroundTasks;
   },
 ): RunContext {
   const seenIds = new Set<string>();
@@ -49,6 +58,7 @@ export function newRun(
     ...(options.checkpointId !== undefined ? { checkpointId: options.checkpointId } : {}),
     ...(options.steering ? { steering: options.steering } : {}),
     ...(options.sources ? { sources: options.sources } : {}),
+    ...(options.background ? { background: options.background } : {}),
   };
   // The budget a child run may take is what this run has left, counted live.
   link.turnsLeft = () => config.maxTurns - run.numTurns;

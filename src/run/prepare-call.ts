@@ -12,6 +12,7 @@ import {
   hookContext,
   isObject,
   isPlainObject,
+  isThenable,
 } from "./call.ts";
 import type { EngineConfig, PermissionDecision, PermissionLayer } from "./config.ts";
 import { FINAL_OUTPUT } from "./output.ts";
@@ -78,69 +79,90 @@ export async function prepareCall(
       return;
     }
   }
-  if (!(await validateInto(record, runtime, input))) return;
+  if (await validateInto(record, runtime, input))
+    await afterValidation(record, env, options.early === true);
+}
 
+/** The hook, the permission gate and the concurrency rules, for a call with valid input. */
+function afterValidation(
+  record: CallRecord,
+  env: CallEnvironment,
+  early: boolean,
+): void | Promise<void> {
+  if (env.config.hooks.beforeToolCall) return withBeforeToolCall(record, env, early);
+  return permitAndClassify(record, env, early, undefined);
+}
+
+async function withBeforeToolCall(
+  record: CallRecord,
+  env: CallEnvironment,
+  early: boolean,
+): Promise<void> {
+  const runtime = record.runtime!;
   // `{ ask: reason }` from beforeToolCall: the call goes to approval as an ask rule would send it.
   let hookAsk: string | undefined;
-  if (config.hooks.beforeToolCall) {
-    let decision: unknown;
-    try {
-      decision = await untilAborted(
-        config.hooks.beforeToolCall(hookContext(record, env)),
-        env.signal,
-      );
-    } catch (error) {
-      if (env.signal.aborted) {
-        record.result = cancelledResult(record, "before it started");
-        return;
-      }
+  let decision: unknown;
+  try {
+    decision = await untilAborted(
+      env.config.hooks.beforeToolCall!(hookContext(record, env)),
+      env.signal,
+    );
+  } catch (error) {
+    if (env.signal.aborted) {
+      record.result = cancelledResult(record, "before it started");
+      return;
+    }
+    record.result = errorResult(
+      `The beforeToolCall hook failed for tool "${record.name}": ${messageForModel(error)}`,
+      "blocked",
+    );
+    return;
+  }
+  if (isObject(decision) && decision.block === true) {
+    const reason =
+      typeof decision.reason === "string" && decision.reason ? decision.reason : "no reason given";
+    record.result = errorResult(`Tool call blocked: ${reason}`, "blocked");
+    return;
+  }
+  if (
+    isObject(decision) &&
+    "input" in decision &&
+    !(await validateInto(record, runtime, decision.input))
+  )
+    return;
+  if (isObject(decision) && "ask" in decision) {
+    if (typeof decision.ask !== "string") {
       record.result = errorResult(
-        `The beforeToolCall hook failed for tool "${record.name}": ${messageForModel(error)}`,
+        `The beforeToolCall hook answered { ask } without a reason string for tool "${record.name}".`,
         "blocked",
       );
       return;
     }
-    if (isObject(decision) && decision.block === true) {
-      const reason =
-        typeof decision.reason === "string" && decision.reason
-          ? decision.reason
-          : "no reason given";
-      record.result = errorResult(`Tool call blocked: ${reason}`, "blocked");
-      return;
-    }
-    if (
-      isObject(decision) &&
-      "input" in decision &&
-      !(await validateInto(record, runtime, decision.input))
-    )
-      return;
-    if (isObject(decision) && "ask" in decision) {
-      if (typeof decision.ask !== "string") {
-        record.result = errorResult(
-          `The beforeToolCall hook answered { ask } without a reason string for tool "${record.name}".`,
-          "blocked",
-        );
-        return;
-      }
-      hookAsk = decision.ask;
-    }
+    hookAsk = decision.ask;
   }
+  await permitAndClassify(record, env, early, hookAsk);
+}
+
+/** The permission gate (or the hook's ask), then the concurrency rules if the call may run. */
+function permitAndClassify(
+  record: CallRecord,
+  env: CallEnvironment,
+  early: boolean,
+  hookAsk: string | undefined,
+): void | Promise<void> {
+  const { config } = env;
+  let waiting: Promise<void> | undefined;
   // The answer of `output` is not a tool of the agent's: no rule governs it.
-  if (env.config.permissions && tool !== config.output?.tool) {
-    const permitted = permit(record, env, options.early === true, hookAsk);
-    if (permitted) await permitted;
-    if (record.result) return;
-  } else if (hookAsk !== undefined) {
-    const asked = applyDecision(
-      record,
-      env,
-      { behavior: "ask", reason: hookAsk },
-      options.early === true,
-    );
-    if (asked) await asked;
-    if (record.result) return;
-  }
-  classify(record, runtime, env.config);
+  if (config.permissions && record.tool !== config.output?.tool)
+    waiting = permit(record, env, early, hookAsk);
+  else if (hookAsk !== undefined)
+    waiting = applyDecision(record, env, { behavior: "ask", reason: hookAsk }, early);
+  if (waiting) return waiting.then(() => classifyUnanswered(record, config));
+  classifyUnanswered(record, config);
+}
+
+function classifyUnanswered(record: CallRecord, config: EngineConfig): void {
+  if (!record.result) classify(record, record.runtime!, config);
 }
 
 /** The tool a call names, among those the request offered (`final_output` with `output`). */
@@ -162,28 +184,34 @@ function permit(
   early: boolean,
   hookAsk: string | undefined,
 ): Promise<void> | undefined {
-  const failed = (error: unknown) => {
-    record.result = errorResult(
-      `Permission check failed for tool "${record.name}", so it was not run: ${messageForModel(error)}`,
-      "denied",
-    );
-  };
   let decision: ReturnType<PermissionLayer["decide"]>;
   try {
     decision = env.config.permissions!.decide(record.tool!, record.input);
   } catch (error) {
-    failed(error);
+    permissionFailed(record, error);
     return undefined;
   }
-  // A hook's ask stands unless a rule denies.
-  const withHook = (settled: PermissionDecision): PermissionDecision =>
-    hookAsk !== undefined && settled.behavior !== "deny"
-      ? { behavior: "ask", reason: hookAsk }
-      : settled;
   // Awaited only when the gate needed the file system, so eager calls keep their pace.
   if (decision instanceof Promise)
-    return decision.then((settled) => applyDecision(record, env, withHook(settled), early), failed);
-  return applyDecision(record, env, withHook(decision), early);
+    return decision.then(
+      (settled) => applyDecision(record, env, withHookAsk(settled, hookAsk), early),
+      (error: unknown) => permissionFailed(record, error),
+    );
+  return applyDecision(record, env, withHookAsk(decision, hookAsk), early);
+}
+
+function permissionFailed(record: CallRecord, error: unknown): void {
+  record.result = errorResult(
+    `Permission check failed for tool "${record.name}", so it was not run: ${messageForModel(error)}`,
+    "denied",
+  );
+}
+
+/** A hook's ask stands unless a rule denies. */
+function withHookAsk(settled: PermissionDecision, hookAsk: string | undefined): PermissionDecision {
+  return hookAsk !== undefined && settled.behavior !== "deny"
+    ? { behavior: "ask", reason: hookAsk }
+    : settled;
 }
 
 function applyDecision(
@@ -274,16 +302,42 @@ export async function validateInto(
   runtime: ToolRuntime,
   input: unknown,
 ): Promise<boolean> {
-  let outcome: Awaited<ReturnType<ToolRuntime["validate"]>>;
+  return validateNow(record, runtime, input);
+}
+
+/** `validateInto`, answered at once when the schema answers at once (most do). */
+function validateNow(
+  record: CallRecord,
+  runtime: ToolRuntime,
+  input: unknown,
+): boolean | PromiseLike<boolean> {
+  let validated: ReturnType<ToolRuntime["validate"]>;
   try {
-    outcome = await runtime.validate(input);
+    validated = runtime.validate(input);
   } catch (error) {
-    record.result = errorResult(
-      `Invalid input for tool "${record.name}": ${messageForModel(error)}`,
-      "invalid_input",
-    );
-    return false;
+    return invalid(record, error);
   }
+  if (isThenable(validated))
+    return validated.then(
+      (outcome) => applyValidation(record, input, outcome),
+      (error: unknown) => invalid(record, error),
+    );
+  return applyValidation(record, input, validated);
+}
+
+function invalid(record: CallRecord, error: unknown): false {
+  record.result = errorResult(
+    `Invalid input for tool "${record.name}": ${messageForModel(error)}`,
+    "invalid_input",
+  );
+  return false;
+}
+
+function applyValidation(
+  record: CallRecord,
+  input: unknown,
+  outcome: Awaited<ReturnType<ToolRuntime["validate"]>>,
+): boolean {
   if (!outcome.ok) {
     record.result = errorResult(
       formatValidationIssues(record.name, input, outcome.issues),

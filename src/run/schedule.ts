@@ -9,14 +9,16 @@ export interface Schedulable {
 /**
  * A pool that starts calls in call order, at most `maxConcurrency` at once. Calls may join while
  * the model is still streaming (eager execution); a call added as `held` waits, and blocks every
- * call after it, until `close()` says the batch is complete. After the signal aborts, nothing new
- * starts.
+ * call after it, until `close()` says the batch is complete. Once `aborted()` says so, nothing new
+ * starts, and `close()` settles when the calls already running have (each call's end is when the
+ * pool looks again: with none running, every queued call has started or the batch was aborted, so
+ * the pool needs no abort listener).
  *
  * `run` must not reject (the call layer turns every failure into a result).
  */
 export class Scheduler<T extends Schedulable> {
   readonly #maxConcurrency: number;
-  readonly #signal: AbortSignal;
+  readonly #aborted: () => boolean;
   readonly #run: (item: T) => Promise<void>;
   readonly #queue: { item: T; held: boolean }[] = [];
   readonly #heldKeys = new Map<string, number>();
@@ -27,11 +29,11 @@ export class Scheduler<T extends Schedulable> {
 
   constructor(options: {
     maxConcurrency: number;
-    signal: AbortSignal;
+    aborted: () => boolean;
     run: (item: T) => Promise<void>;
   }) {
     this.#maxConcurrency = options.maxConcurrency;
-    this.#signal = options.signal;
+    this.#aborted = options.aborted;
     this.#run = options.run;
   }
 
@@ -46,7 +48,6 @@ export class Scheduler<T extends Schedulable> {
     const settled = new Promise<T[]>((resolve) => {
       this.#settle = resolve;
     });
-    this.#signal.addEventListener("abort", this.#finish, { once: true });
     this.#pump();
     return settled;
   }
@@ -68,9 +69,9 @@ export class Scheduler<T extends Schedulable> {
   }
 
   #pump(): void {
-    if (!this.#signal.aborted && !this.#exclusiveRunning) {
+    if (!this.#aborted() && !this.#exclusiveRunning) {
       // Keys wanted by an earlier call that could not start yet: later calls must not jump it.
-      const reserved = new Set<string>();
+      let reserved: Set<string> | undefined;
       for (let index = 0; index < this.#queue.length && this.#running < this.#maxConcurrency; ) {
         const { item, held } = this.#queue[index]!;
         if (held) break;
@@ -81,7 +82,8 @@ export class Scheduler<T extends Schedulable> {
           }
           break;
         }
-        if (item.keys.some((key) => this.#heldKeys.has(key) || reserved.has(key))) {
+        if (item.keys.length > 0 && this.#waitsForKeys(item.keys, reserved)) {
+          reserved ??= new Set();
           for (const key of item.keys) reserved.add(key);
           index++;
           continue;
@@ -93,12 +95,16 @@ export class Scheduler<T extends Schedulable> {
     this.#finish();
   }
 
-  #finish = (): void => {
+  #waitsForKeys(keys: readonly string[], reserved: Set<string> | undefined): boolean {
+    for (const key of keys) if (this.#heldKeys.has(key) || reserved?.has(key)) return true;
+    return false;
+  }
+
+  #finish(): void {
     if (!this.#settle || this.#running > 0) return;
-    if (this.#queue.length > 0 && !this.#signal.aborted) return;
+    if (this.#queue.length > 0 && !this.#aborted()) return;
     const settle = this.#settle;
     this.#settle = undefined;
-    this.#signal.removeEventListener("abort", this.#finish);
     settle(this.#queue.map((entry) => entry.item));
-  };
+  }
 }

@@ -67,12 +67,15 @@ export function checkModelSettings(
 export function requestSettings(
   settings: ModelSettings,
 ): NonNullable<import("../model/model.ts").ModelRequest["settings"]> | undefined {
-  const keys = Object.keys(settings).filter(
-    (key) => settings[key as keyof ModelSettings] !== undefined,
-  );
-  if (keys.length === 0) return undefined;
-  const out: Record<string, unknown> = {};
-  for (const key of keys) out[key] = settings[key as keyof ModelSettings];
+  let out: Record<string, unknown> | undefined;
+  for (const key of Object.keys(settings)) {
+    const value = settings[key as keyof ModelSettings];
+    if (value === undefined) continue;
+    out ??= {};
+    out[key] = value;
+  }
+  // Nearly every call: an agent without settings sends none, and nothing is made for it.
+  if (!out) return undefined;
   if (out.toolChoice === "required") out.toolChoice = "any";
   return out as NonNullable<import("../model/model.ts").ModelRequest["settings"]>;
 }
@@ -128,7 +131,12 @@ export function checkContextOptions(prefix: string, options: unknown): ContextSe
 
 /** The context window of a model id, in tokens, when the agent sets none. */
 export function defaultWindow(modelId: string): number {
-  const id = modelId.replace(/^(anthropic|openai):/, "");
+  // Asked on every call: prefixes looked at without a regular expression.
+  const id = modelId.startsWith("anthropic:")
+    ? modelId.slice(10)
+    : modelId.startsWith("openai:")
+      ? modelId.slice(7)
+      : modelId;
   if (id.startsWith("claude-")) return 200_000;
   if (id.startsWith("gpt-4.1")) return 1_047_576;
   if (id.startsWith("gpt-4o")) return 128_000;
