@@ -78,13 +78,16 @@ export function requestController(signal: AbortSignal): {
   return { controller: spare, uses: record.spareUses + 1 };
 }
 
-/** Gives a request controller back for the next attempt on `signal`, unless it was aborted. */
+/**
+ * Gives a request controller back for the next attempt on `signal`: one never aborted (the
+ * caller's word: it holds the controller), whose request was read to its end.
+ */
 export function giveBackController(
   signal: AbortSignal,
   controller: AbortController,
   uses: number,
 ): void {
-  if (controller.signal.aborted || uses >= CONTROLLER_USES || signal.aborted) return;
+  if (uses >= CONTROLLER_USES || signal.aborted) return;
   const record = records.get(signal);
   if (!record || record.spare) return;
   record.spare = controller;

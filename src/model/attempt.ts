@@ -39,6 +39,10 @@ export class Attempt {
    */
   readonly #controller: AbortController;
   readonly #controllerUses: number;
+  /** The controller's signal, read once (Node's getters for it and its state are not free). */
+  readonly #signal: AbortSignal;
+  /** Set by `#abort`, the only way the controller is aborted (no one else holds it). */
+  #aborted = false;
   readonly #forwardAbort: () => void;
   readonly #startedAt = performance.now();
   #watchdog: NodeJS.Timeout;
@@ -75,6 +79,7 @@ export class Attempt {
     const { controller, uses } = requestController(signal);
     this.#controller = controller;
     this.#controllerUses = uses;
+    this.#signal = controller.signal;
     this.#forwardAbort = () => this.#abort(signal.reason);
     addAbortListener(signal, this.#forwardAbort);
     const first = Math.min(transport.timeoutMs, transport.totalTimeoutMs);
@@ -85,7 +90,7 @@ export class Attempt {
   /** Sends the request; resolves once an event stream answered, throws the typed error otherwise. */
   async open(): Promise<void> {
     const request = this.#request;
-    const signal = this.#controller.signal;
+    const signal = this.#signal;
     let response: Response;
     try {
       const send = request.transport.fetch ?? fetch;
@@ -147,9 +152,9 @@ export class Attempt {
       try {
         chunk = await this.#nextChunk(reader);
         // A read the abort ended (by cancelling the body) reads as the body's end: it is not.
-        if (this.#controller.signal.aborted) throw this.#controller.signal.reason;
+        if (this.#aborted) throw this.#signal.reason;
       } catch (error) {
-        throw connectionError(error, this.#controller.signal, this.#request.url, "read");
+        throw connectionError(error, this.#signal, this.#request.url, "read");
       }
       this.#parser!.feed(
         chunk.done ? this.#text.decode() : this.#text.decode(chunk.value, { stream: true }),
@@ -201,11 +206,10 @@ export class Attempt {
    * at a time: the request, or a read). An arrow, so that it can be handed on.
    */
   readonly #waitFor = <T>(promise: PromiseLike<T>): Promise<T> => {
-    const signal = this.#controller.signal;
     return new Promise<T>((resolve, reject) => {
       // Followed even when the wait is over already: its rejection must not go unhandled.
       promise.then(resolve, reject);
-      if (signal.aborted) reject(signal.reason);
+      if (this.#aborted) reject(this.#signal.reason);
       else this.#endWait = reject;
     });
   };
@@ -224,7 +228,7 @@ export class Attempt {
     removeAbortListener(signal, this.#forwardAbort);
     if (!this.#bodyDone) this.#abort(undefined);
     // A request read to its end leaves the controller unused: the next attempt takes it.
-    else giveBackController(signal, this.#controller, this.#controllerUses);
+    else if (!this.#aborted) giveBackController(signal, this.#controller, this.#controllerUses);
   }
 
   /** True once the turn was read to its end without a failure: nothing more can go wrong with it. */
@@ -234,8 +238,9 @@ export class Attempt {
 
   /** Aborts the request (once; later calls change nothing) and ends a read waiting for the body. */
   #abort(reason: unknown): void {
-    const signal = this.#controller.signal;
-    if (signal.aborted) return;
+    if (this.#aborted) return;
+    this.#aborted = true;
+    const signal = this.#signal;
     this.#controller.abort(reason);
     this.#endWait?.(signal.reason);
     // Ends a pending read of the body now (it resolves as done), whatever the fetch makes of the
@@ -310,7 +315,7 @@ export class Attempt {
       );
       await undefined;
       if (settled?.done) {
-        if (!this.#controller.signal.aborted) this.#bodyDone = true;
+        if (!this.#aborted) this.#bodyDone = true;
         return;
       }
       const timer = setTimeout(abortDrain, drainMs, this);
@@ -318,7 +323,7 @@ export class Attempt {
         let step = settled ?? (await (this.#webBody ? next : this.#waitFor(next)));
         while (!step.done) step = await this.#nextChunk(reader);
         // A read the abort ended reads as the end: the body was not read to it.
-        if (!this.#controller.signal.aborted) this.#bodyDone = true;
+        if (!this.#aborted) this.#bodyDone = true;
       } finally {
         clearTimeout(timer);
       }
