@@ -13,6 +13,7 @@ import {
   isObject,
   lastYieldIsResult,
   looksLikeOpenAIAgentsTool,
+  readNeedsApproval,
 } from "./shape.ts";
 
 /** What skein passes as `execute`'s second argument (ai's `ToolExecutionOptions`). */
@@ -27,7 +28,7 @@ export interface AiSdkToolExecutionOptions {
 
 /**
  * The shape of a tool made with ai's `tool()` (ai 5 and 6), as skein reads it. Other keys of ai's
- * tools (`needsApproval`, `toModelOutput`, `providerOptions`, ...) are not read.
+ * tools (`toModelOutput`, `providerOptions`, ...) are not read.
  */
 export interface AiSdkTool {
   type?: string;
@@ -35,6 +36,13 @@ export interface AiSdkTool {
   /** A Zod (or other Standard Schema) schema, or ai's `jsonSchema(...)` / `zodSchema(...)`. */
   inputSchema?: unknown;
   execute?: (input: any, options: AiSdkToolExecutionOptions) => unknown;
+  /**
+   * True, or a function of the validated input that answers true, sends the call to skein's
+   * approval (the agent's `approval` handler, or a paused run), as an ask rule would.
+   */
+  needsApproval?:
+    | boolean
+    | ((input: any, options: { toolCallId: string; messages: never[] }) => unknown);
 }
 
 /**
@@ -108,6 +116,9 @@ function adapt(name: string, tool: unknown, shared: ToolOptions<unknown>): ToolD
     );
   }
   const description = tool.description ?? "";
+  const needsApproval = readNeedsApproval(owner, tool, (check, input, context) =>
+    check.call(tool, input, { toolCallId: context.callId, messages: [] }),
+  );
   const compiled = compileAiSdkSchema(tool.inputSchema, owner);
   return createToolDefinition({
     owner,
@@ -133,6 +144,7 @@ function adapt(name: string, tool: unknown, shared: ToolOptions<unknown>): ToolD
       },
       toResult: toolResultFromData,
       timeoutBehavior: "error_result",
+      ...(needsApproval ? { needsApproval } : {}),
     },
   });
 }

@@ -11,6 +11,7 @@ import {
   adaptedToolOptions,
   describeArgument,
   isObject,
+  readNeedsApproval,
 } from "./shape.ts";
 
 /** The `details` skein passes to `invoke` (a subset of agents-core's `ToolCallDetails`). */
@@ -22,7 +23,8 @@ export interface OpenAIAgentsToolCallDetails {
 /**
  * The shape of an OpenAI Agents tool, as skein reads it. Function tools (`type: "function"`) carry
  * `name`, `description`, JSON Schema `parameters` and `invoke`; any other type is a hosted or
- * runner-driven tool, which skein refuses. `needsApproval`, `isEnabled` and guardrails are not read.
+ * runner-driven tool, which skein refuses. `needsApproval` sends a call to skein's approval when it
+ * answers true; `isEnabled` and guardrails are not read.
  */
 export interface OpenAIAgentsTool {
   type: string;
@@ -30,6 +32,8 @@ export interface OpenAIAgentsTool {
   description?: string;
   parameters?: unknown;
   invoke?: (runContext: any, input: string, details?: any) => unknown;
+  /** `tool()` always makes it a function `(runContext, input, callId) => Promise<boolean>`. */
+  needsApproval?: boolean | ((runContext: any, input: any, callId?: string) => unknown);
 }
 
 /**
@@ -89,6 +93,10 @@ function adapt(tool: unknown, index: number, shared: ToolOptions<unknown>): Tool
       `${owner}: parameters must be the tool's JSON Schema object, received ${describeArgument(tool.parameters)}.`,
     );
   }
+  // Called as the runner calls it: the run context (skein has none to give), the parsed input.
+  const needsApproval = readNeedsApproval(owner, tool, (check, input, context) =>
+    check.call(tool, { context: undefined }, input, context.callId),
+  );
   const compiled = compileJsonSchema(tool.parameters, owner);
   return createToolDefinition({
     owner,
@@ -119,6 +127,7 @@ function adapt(tool: unknown, index: number, shared: ToolOptions<unknown>): Tool
       },
       toResult: toolResultFromData,
       timeoutBehavior: "error_result",
+      ...(needsApproval ? { needsApproval } : {}),
     },
   });
 }

@@ -2,7 +2,7 @@
 
 import { ConfigurationError } from "../errors.ts";
 import { assertKnownOptions, describeValue } from "../options.ts";
-import type { TimeoutBehavior, ToolOptions, ToolSecurity } from "../tools/types.ts";
+import type { TimeoutBehavior, ToolOptions, ToolRuntime, ToolSecurity } from "../tools/types.ts";
 
 /** A plain object (not null, not an array): what a tool of either SDK is. */
 export function isObject(value: unknown): value is Record<string, unknown> {
@@ -84,4 +84,28 @@ export function adaptedToolOptions(
       `${owner}: concurrencySafe must be true or false, received ${describeValue(concurrencySafe)}.`,
     );
   return concurrencySafe ? { ...rest, isConcurrencySafe: () => true } : rest;
+}
+
+/**
+ * A tool's `needsApproval` as skein's runtime check: `true` always asks, `false` or none never
+ * adds one, a function is called through `call` (each SDK passes its own arguments). Anything else
+ * is refused now: a tool that meant to ask must not run without asking.
+ */
+export function readNeedsApproval(
+  owner: string,
+  tool: Record<string, unknown>,
+  call: (
+    check: (...args: unknown[]) => unknown,
+    input: unknown,
+    context: { callId: string },
+  ) => unknown,
+): ToolRuntime["needsApproval"] {
+  const given = tool.needsApproval;
+  if (given === undefined || given === false) return undefined;
+  if (given === true) return () => true;
+  if (typeof given === "function")
+    return (input, context) => call(given as (...args: unknown[]) => unknown, input, context);
+  throw new ConfigurationError(
+    `${owner}: needsApproval must be true, false or a function, received ${describeArgument(given)}.`,
+  );
 }

@@ -143,8 +143,57 @@ async function withBeforeToolCall(
   await permitAndClassify(record, env, early, hookAsk);
 }
 
-/** The permission gate (or the hook's ask), then the concurrency rules if the call may run. */
+/**
+ * The tool's own approval check (a tool adapted from another SDK may carry one), the permission
+ * gate (or the hook's ask), then the concurrency rules if the call may run.
+ */
 function permitAndClassify(
+  record: CallRecord,
+  env: CallEnvironment,
+  early: boolean,
+  hookAsk: string | undefined,
+): void | Promise<void> {
+  const needsApproval = record.runtime!.needsApproval;
+  if (!needsApproval) return gateAndClassify(record, env, early, hookAsk);
+  return toolAsks(record, needsApproval, env).then((toolAsk) => {
+    if (!record.result) return gateAndClassify(record, env, early, hookAsk ?? toolAsk);
+  });
+}
+
+/**
+ * Whether the tool asks for approval of this call: the reason when it does. A check that throws,
+ * or answers anything but true or false, leaves the call unrun (as a deny would).
+ */
+async function toolAsks(
+  record: CallRecord,
+  needsApproval: NonNullable<ToolRuntime["needsApproval"]>,
+  env: CallEnvironment,
+): Promise<string | undefined> {
+  let answer: unknown;
+  try {
+    answer = await untilAborted(
+      needsApproval(record.input, { callId: record.id, signal: env.signal }),
+      env.signal,
+    );
+  } catch (error) {
+    record.result = env.signal.aborted
+      ? cancelledResult(record, "before it started")
+      : errorResult(
+          `Tool "${record.name}" was not run: its needsApproval check failed: ${messageForModel(error)}`,
+          "denied",
+        );
+    return undefined;
+  }
+  if (answer === true) return `the tool "${record.name}" asks for approval (needsApproval)`;
+  if (answer !== false)
+    record.result = errorResult(
+      `Tool "${record.name}" was not run: its needsApproval check answered ${describeKind(answer)}, not true or false.`,
+      "denied",
+    );
+  return undefined;
+}
+
+function gateAndClassify(
   record: CallRecord,
   env: CallEnvironment,
   early: boolean,

@@ -339,7 +339,12 @@ async function admitOnResume(
     );
     return;
   }
-  if (verdict.behavior === "allow" && reason === "held" && !Object.hasOwn(approvals, record.id))
+  if (
+    verdict.behavior === "allow" &&
+    reason === "held" &&
+    !Object.hasOwn(approvals, record.id) &&
+    !(await toolAsksOnResume(record))
+  )
     return;
   if (!Object.hasOwn(approvals, record.id)) {
     record.result = errorResult(
@@ -349,6 +354,21 @@ async function admitOnResume(
     return;
   }
   await applyApproval(record, { config }, approvals[record.id]);
+}
+
+/**
+ * A held call's tool may ask for approval itself (`needsApproval`), as it would in a fresh run; a
+ * check that fails or answers anything but false counts as asking, so the call needs an approval.
+ */
+async function toolAsksOnResume(record: CallRecord): Promise<boolean> {
+  const needsApproval = runtimeOf(record.tool!).needsApproval;
+  if (!needsApproval) return false;
+  try {
+    const signal = new AbortController().signal;
+    return (await needsApproval(record.input, { callId: record.id, signal })) !== false;
+  } catch {
+    return true;
+  }
 }
 
 /**

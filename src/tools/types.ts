@@ -177,6 +177,12 @@ export interface ToolRuntime {
   resourceKeys?: (input: unknown) => readonly string[];
   prepareArguments?: (raw: Record<string, unknown>) => Record<string, unknown>;
   timeoutBehavior: TimeoutBehavior;
+  /**
+   * The tool's own say on approval (ai's and OpenAI Agents' `needsApproval`, read by the
+   * adapters): true sends the call to approval as an ask rule would (deny rules still come
+   * first); false leaves it to the rules. Checked after `beforeToolCall`, with the final input.
+   */
+  needsApproval?: (input: unknown, context: { callId: string; signal: AbortSignal }) => unknown;
   /** Agent tools (`agentTool`, `delegateTool`): the engine runs the child through this instead of `execute`. */
   agent?: AgentRuntime;
 }
