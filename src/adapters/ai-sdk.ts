@@ -2,8 +2,8 @@
 
 import { ConfigurationError } from "../errors.ts";
 import { createToolDefinition } from "../tools/definition.ts";
-import { toolResultFromData } from "../tools/result.ts";
 import type { ToolContext, ToolDefinition, ToolOptions } from "../tools/types.ts";
+import { aiSdkToolResult, fromModelOutput } from "./ai-sdk-output.ts";
 import { compileAiSdkSchema } from "./ai-sdk-schema.ts";
 import {
   type AdaptedToolOptions,
@@ -28,7 +28,7 @@ export interface AiSdkToolExecutionOptions {
 
 /**
  * The shape of a tool made with ai's `tool()` (ai 5 and 6), as skein reads it. Other keys of ai's
- * tools (`toModelOutput`, `providerOptions`, ...) are not read.
+ * tools (`providerOptions`, `onInputStart`, ...) are not read.
  */
 export interface AiSdkTool {
   type?: string;
@@ -43,6 +43,16 @@ export interface AiSdkTool {
   needsApproval?:
     | boolean
     | ((input: any, options: { toolCallId: string; messages: never[] }) => unknown);
+  /** What the model is sent instead of the output as JSON: ai's `ToolResultOutput`. */
+  toModelOutput?: (options: { toolCallId: string; input: any; output: any }) => unknown;
+}
+
+/** The iterable's yields as they come, then its result through `convert`. */
+async function* thenLast(
+  results: AsyncGenerator<unknown, unknown, undefined>,
+  convert: (output: unknown) => Promise<unknown>,
+): AsyncGenerator<unknown, unknown, undefined> {
+  return convert(yield* results);
 }
 
 /**
@@ -119,6 +129,12 @@ function adapt(name: string, tool: unknown, shared: ToolOptions<unknown>): ToolD
   const needsApproval = readNeedsApproval(owner, tool, (check, input, context) =>
     check.call(tool, input, { toolCallId: context.callId, messages: [] }),
   );
+  const toModelOutput = tool.toModelOutput;
+  if (toModelOutput !== undefined && typeof toModelOutput !== "function") {
+    throw new ConfigurationError(
+      `${owner}: toModelOutput must be a function ({ toolCallId, input, output }) => output for the model, received ${describeArgument(toModelOutput)}.`,
+    );
+  }
   const compiled = compileAiSdkSchema(tool.inputSchema, owner);
   return createToolDefinition({
     owner,
@@ -140,9 +156,20 @@ function adapt(name: string, tool: unknown, shared: ToolOptions<unknown>): ToolD
           input,
           options,
         );
-        return isAsyncIterable(returned) ? lastYieldIsResult(returned, context.signal) : returned;
+        const forModel =
+          toModelOutput &&
+          (async (output: unknown) =>
+            fromModelOutput(
+              await toModelOutput.call(tool, { toolCallId: context.callId, input, output }),
+              output,
+            ));
+        if (isAsyncIterable(returned)) {
+          const results = lastYieldIsResult(returned, context.signal);
+          return forModel ? thenLast(results, forModel) : results;
+        }
+        return forModel ? Promise.resolve(returned).then(forModel) : returned;
       },
-      toResult: toolResultFromData,
+      toResult: aiSdkToolResult,
       timeoutBehavior: "error_result",
       ...(needsApproval ? { needsApproval } : {}),
     },
