@@ -154,7 +154,7 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
       return rows[0] ? recordOf(rows[0]) : undefined;
     },
     async latestRun(sessionId, options) {
-      const unfinished = options?.unfinished ? "AND status IN ('queued', 'running')" : "";
+      const unfinished = options?.unfinished ? "AND status IN ('queued', 'running', 'paused')" : "";
       const { rows } = await query(
         `SELECT * FROM ${runs} WHERE session_id = $1 ${unfinished} ORDER BY enqueued DESC LIMIT 1`,
         [sessionId],
@@ -187,7 +187,9 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
       await query(
         `WITH done AS (
            UPDATE ${runs} SET status = $2, result = $3, ended_at = clock_timestamp()
-           WHERE run_id = $1 AND status IN ('queued', 'running') RETURNING run_id)
+           WHERE run_id = $1
+             AND (status IN ('queued', 'running') OR (status = 'paused' AND $2 = 'cancelled'))
+           RETURNING run_id)
          SELECT pg_notify('${CHANNEL.run}', run_id) FROM done`,
         [runId, status, result],
       );

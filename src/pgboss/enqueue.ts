@@ -140,9 +140,16 @@ export async function resumeRun(
 }
 
 /**
+ * Runs `cancelRun` ends: queued, running, and paused (its calls waiting for approval or the app
+ * are answered "not run" in the log, with its end).
+ */
+const CANCELLABLE: ReadonlySet<string> = new Set(["queued", "running", "paused"]);
+
+/**
  * Cancels a run: a queued one is taken off the queue and its run ended in the session as
  * aborted; a running one is aborted by its worker (told at once, and checked with each lease
- * renewal). `waitForRun` then rejects with `AbortError`. `false` when there was nothing to cancel.
+ * renewal); a paused one is ended in the session, its waiting calls answered as not run.
+ * `waitForRun` then rejects with `AbortError`. `false` when there was nothing to cancel.
  */
 export async function cancelRun(
   boss: PgBossLike,
@@ -160,7 +167,7 @@ export async function cancelRun(
       ? await board.getRun(options.runId)
       : await board.latestRun(sessionId, { unfinished: true });
   if (!record || record.sessionId !== sessionId) return false;
-  if (record.status !== "queued" && record.status !== "running") return false;
+  if (!CANCELLABLE.has(record.status)) return false;
   await board.requestCancel(record.runId);
   // Whoever holds the session's lease executes the run: its worker sees the request (notified at
   // once, and checked with each renewal) and aborts the run, which logs its end. Otherwise no
@@ -169,15 +176,26 @@ export async function cancelRun(
     SessionStore;
   const owner = `cancel/${record.runId}/${randomUUID()}`;
   const lease = await store.lease(sessionId, owner, 30_000);
-  if (!lease.acquired) return true;
+  // A paused run has no execution to tell: one holding the lease is running something else (a
+  // resume of it), which a cancel of that resume's own run stops.
+  if (!lease.acquired) return record.status !== "paused";
   try {
     const fresh = await board.getRun(record.runId);
-    if (fresh?.status !== "queued" && fresh?.status !== "running") return true;
+    if (!fresh || !CANCELLABLE.has(fresh.status)) return true;
+    let view = await readSession(store, sessionId, undefined);
+    // A paused record whose run was resumed since (or ended) is history, not a paused run.
+    if (
+      fresh.status === "paused" &&
+      (view?.status !== "paused" || view.unfinished?.runId !== fresh.checkpointId)
+    )
+      return false;
     if (fresh.jobId) await boss.cancel(queue, fresh.jobId).catch(() => {});
-    const view = await readSession(store, sessionId, undefined);
     const checkpointId = fresh.checkpointId ?? view?.unfinished?.runId;
-    if (checkpointId !== undefined)
-      await logRunEnd(store, sessionId, checkpointId, { subtype: "aborted" });
+    if (
+      checkpointId !== undefined &&
+      (await logRunEnd(store, sessionId, checkpointId, { subtype: "aborted" }))
+    )
+      view = await readSession(store, sessionId, undefined);
     await board.finishRun(
       record.runId,
       "cancelled",

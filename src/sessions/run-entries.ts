@@ -4,10 +4,12 @@
 
 import { randomUUID } from "node:crypto";
 import { SessionError } from "../errors.ts";
-import type { Message } from "../model/messages.ts";
+import type { Message, ToolResultBlock } from "../model/messages.ts";
+import { DEFAULT_MAX_RESULT_CHARS } from "../run/config.ts";
 import type { ErrorInfo } from "../run/types.ts";
+import { capResultContent } from "../tools/result.ts";
 import { encodeEntry, type LogEntry } from "./log-entries.ts";
-import { readSession, type SessionView } from "./session-view.ts";
+import { type InterruptedBatch, readSession, type SessionView } from "./session-view.ts";
 import type { SessionStore } from "./types.ts";
 
 /** A checkpoint id: sortable by time, unique across processes. */
@@ -57,7 +59,10 @@ export function loggedRun(view: SessionView | undefined, checkpointId: string): 
 
 /**
  * Ends the session's unfinished run `checkpointId` with `end` (a run no engine will execute).
- * `false` when that run is not the session's unfinished one (it ended, or never was).
+ * `false` when that run is not the session's unfinished one (it ended, or never was). A run that
+ * stopped inside a batch (paused, or interrupted) first gets its results message, in the same
+ * append: the session's next run then sends the model every tool_use answered, as the APIs
+ * require.
  */
 export async function logRunEnd(
   store: SessionStore,
@@ -67,7 +72,47 @@ export async function logRunEnd(
 ): Promise<boolean> {
   const view = await readSession(store, sessionId, undefined);
   if (view?.unfinished?.runId !== checkpointId) return false;
-  const entry: LogEntry = { type: "end", runId: checkpointId, ...end };
-  await store.append(sessionId, view.lastSeq + 1, [encodeEntry(entry)]);
+  const entries: LogEntry[] = [];
+  const batch = view.unfinished.batch;
+  if (batch)
+    entries.push({ type: "results", runId: checkpointId, message: closingResults(batch, end) });
+  entries.push({ type: "end", runId: checkpointId, ...end });
+  await store.append(sessionId, view.lastSeq + 1, entries.map(encodeEntry));
   return true;
+}
+
+/**
+ * The answers of a batch whose run ends without running the rest: a logged result as the model
+ * would have seen it; a call that started without one, "outcome unknown" (as recovery answers
+ * it); a call that never started, "not run".
+ */
+function closingResults(
+  batch: InterruptedBatch,
+  end: { subtype: "aborted" | "error_during_execution" },
+): Message {
+  const why = end.subtype === "aborted" ? "the run was cancelled" : "the run failed";
+  const content: ToolResultBlock[] = [];
+  const blocks = typeof batch.step.message.content === "string" ? [] : batch.step.message.content;
+  for (const block of blocks) {
+    if (block.type !== "tool_use") continue;
+    const logged = batch.results.get(block.id);
+    const answer = logged
+      ? {
+          content: capResultContent(logged.content, DEFAULT_MAX_RESULT_CHARS),
+          isError: logged.isError === true,
+        }
+      : batch.started.has(block.id)
+        ? {
+            content: `The call to ${block.name} was interrupted while it ran (outcome unknown): it may or may not have taken effect, and ${why} before its result was logged. Check before calling it again.`,
+            isError: true,
+          }
+        : { content: `Tool "${block.name}" was not run: ${why} before it started.`, isError: true };
+    content.push({
+      type: "tool_result",
+      tool_use_id: block.id,
+      content: answer.content,
+      is_error: answer.isError,
+    });
+  }
+  return { role: "user", content };
 }

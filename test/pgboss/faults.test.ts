@@ -362,6 +362,25 @@ describe("sessions on the queue", () => {
     expect((await jobsOf(scenario, paused.sessionId)).map((job) => job.id)).toEqual(
       jobsBefore.map((job) => job.id),
     );
+
+    // cancelRun ends the paused run: its waiting calls are answered as not run, with its end, so
+    // the session's next run sends the model a valid transcript.
+    const cancel = () =>
+      cancelRun(scenario.boss, paused.sessionId, {
+        agent: "approver",
+        sessionStore: scenario.store,
+      });
+    expect(await cancel()).toBe(true);
+    const ended = await loadSession(scenario.store, paused.sessionId);
+    expect(ended?.status).toBe("idle");
+    expectValidTranscript(ended!.messages);
+    expect(JSON.stringify(ended!.messages.at(-1))).toContain("was not run: the run was cancelled");
+    expect(
+      await rejectionOf(
+        waitForRun(scenario.store, paused.sessionId, { runId: paused.runId, signal: within() }),
+      ),
+    ).toBeInstanceOf(AbortError);
+    expect(await cancel()).toBe(false);
   }, 90_000);
 });
 
