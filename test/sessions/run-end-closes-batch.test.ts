@@ -4,12 +4,13 @@
  * ended run's last reply answered by one tool_result (the logged result, "outcome unknown" for a
  * call that started, "not run" for one that never did), written with the end in one append.
  */
-import { createBareAgent, loadSession, memoryStore, type SessionStore, tool } from "skein";
+import { createBareAgent, loadSession, memoryStore, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { expect, test } from "vitest";
 import { z } from "zod";
 import { logRunEnd } from "../../src/sessions/run-entries.ts";
 import { expectValidTranscript } from "../support/results.ts";
+import { failingStore } from "./agent-helpers.ts";
 
 const ran: string[] = [];
 const note = tool("note", "Notes", z.object({ text: z.string() }), async ({ text }) => {
@@ -57,25 +58,10 @@ test("a paused run cancelled from outside: its calls are answered before the end
   expect(ran).toEqual(["a"]);
 });
 
-/** A store whose appends fail after `after` of them: the run stops mid-batch, unfinished. */
-function failingAfter(store: SessionStore, after: number): SessionStore {
-  let appends = 0;
-  return {
-    ...store,
-    append: (sessionId, seq, entries) =>
-      ++appends > after
-        ? Promise.reject(new Error("disk full"))
-        : store.append(sessionId, seq, entries),
-    read: (sessionId, options) => store.read(sessionId, options),
-    list: () => store.list(),
-    delete: (sessionId) => store.delete(sessionId),
-    close: () => store.close(),
-  };
-}
-
 test("an interrupted run ended as failed: a started call is answered outcome unknown, one never started as not run", async () => {
-  const store = memoryStore();
   // input, reply, started n1: the result of n1 is never logged, nor anything after.
+  const failing = failingStore(({ call }) => (call > 3 ? new Error("disk full") : undefined));
+  const store = failing.inner;
   const agent = createBareAgent({
     model: scriptedModel([
       {
@@ -86,7 +72,7 @@ test("an interrupted run ended as failed: a started call is answered outcome unk
       },
     ]),
     tools: [note],
-    sessionStore: failingAfter(store, 3),
+    sessionStore: failing,
     toolConcurrency: { mode: "sequential" },
   });
   const failed = await agent.run("go", { sessionId: "s2" });
