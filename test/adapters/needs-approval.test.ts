@@ -141,35 +141,47 @@ describe.each(["ai", "OpenAI Agents"])("needsApproval of a %s tool", (sdk) => {
 });
 
 describe("needsApproval: checks that fail, and values that are not one", () => {
-  it("a call held behind the paused one is checked again on resume: if its tool now asks, it needs an approval", async () => {
-    const log = { ran: [] as number[], checks: [] as unknown[][] };
-    let limit = 100;
-    const [pay] = fromAiSdkTools({
-      pay: aiTool({
-        inputSchema: amountSchema,
-        needsApproval: async (input) => input.amount > limit,
-        execute: async ({ amount }) => {
-          log.ran.push(amount);
-          return `paid ${amount}`;
-        },
-      }),
-    });
-    const agent = createBareAgent({
-      model: payingModel(500, 50),
-      tools: [pay!],
-    });
-    const paused = await agent.run("pay");
-    // The second call (not flagged then) waits behind the first, in the paused state.
-    expect(paused.pending?.map((call) => [call.id, call.reason])).toEqual([["call_1", "approval"]]);
-    expect(log.ran).toEqual([]);
-    limit = 10; // the policy changed while the run was paused
-    const resumed = await agent.resume(paused.state!, { approvals: { call_1: true } });
-    expect(resumed.subtype).toBe("success");
-    expect(log.ran).toEqual([500]);
-    const blocks = resumed.messages.at(-2)!.content as { content: string; is_error: boolean }[];
-    expect(blocks[1]).toMatchObject({ is_error: true });
-    expect(blocks[1]!.content).toContain("not given");
-  });
+  it.each([
+    ["now asks", (amount: number) => amount > 10, false],
+    [
+      "now throws",
+      () => {
+        throw new Error("policy service down");
+      },
+      false,
+    ],
+    ["still allows", (amount: number) => amount > 100, true],
+  ] as const)(
+    "a call held behind the paused one is checked again on resume: a check that %s",
+    async (_, onResume, runs) => {
+      const ran: number[] = [];
+      let check = (amount: number): boolean => amount > 100;
+      const [pay] = fromAiSdkTools({
+        pay: aiTool({
+          inputSchema: amountSchema,
+          needsApproval: async (input) => check(input.amount),
+          execute: async ({ amount }) => {
+            ran.push(amount);
+            return `paid ${amount}`;
+          },
+        }),
+      });
+      const agent = createBareAgent({ model: payingModel(500, 50), tools: [pay!] });
+      const paused = await agent.run("pay");
+      // The second call (not flagged then) waits behind the first, in the paused state.
+      expect(paused.pending?.map((call) => [call.id, call.reason])).toEqual([
+        ["call_1", "approval"],
+      ]);
+      expect(ran).toEqual([]);
+      check = onResume; // the policy changed while the run was paused
+      const resumed = await agent.resume(paused.state!, { approvals: { call_1: true } });
+      expect(resumed.subtype).toBe("success");
+      expect(ran).toEqual(runs ? [500, 50] : [500]);
+      const blocks = resumed.messages.at(-2)!.content as { content: string; is_error: boolean }[];
+      expect(blocks[1]).toMatchObject({ is_error: !runs });
+      if (!runs) expect(blocks[1]!.content).toContain("not given");
+    },
+  );
 
   it("a check that throws or answers something else leaves the call unrun, with an error result", async () => {
     const ran: string[] = [];

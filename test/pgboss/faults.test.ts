@@ -540,5 +540,17 @@ describe("cancel, follow, pause and resume", () => {
       ["p1/0", 1],
       ["p1/1", 1],
     ]);
+    // The paused run was resumed and ended: it is history, and cancelRun finds nothing to cancel
+    // (by session or by its run id), writing nothing.
+    const logBefore = (await scenario.store.read(run.sessionId)).length;
+    const options = { agent: "approver", sessionStore: scenario.store };
+    expect(await cancelRun(scenario.boss, run.sessionId, options)).toBe(false);
+    expect(await cancelRun(scenario.boss, run.sessionId, { ...options, runId: run.runId })).toBe(
+      false,
+    );
+    expect((await scenario.store.read(run.sessionId)).length).toBe(logBefore);
+    expect((await waitForRun(scenario.store, run.sessionId, { signal: within() })).result).toBe(
+      "done p1",
+    );
   }, 90_000);
 });
