@@ -87,6 +87,10 @@ export class SessionJournal implements RunJournal {
       usage: { ...emptyUsage(), ...step.usage },
       stopReason: step.stopReason ?? "end_turn",
     };
+    // The last batch's results message rides in this entry: one row where two cost a second
+    // insert and index entry in the same commit.
+    const results = this.#takeResults();
+    if (results) entry.results = results;
     if (answered.length > 0) {
       entry.answered = Object.fromEntries(
         answered.map(({ id, result }) => [id, toJsonValue(result) as ToolResult]),
@@ -97,11 +101,19 @@ export class SessionJournal implements RunJournal {
     // JSON cannot write goes to #write as the entry, which fails the journal with it.
     let text: string;
     try {
-      text = `{"type":"reply","runId":${this.#runIdText},"message":${JSON.stringify(entry.message)},"usage":${JSON.stringify(entry.usage)},"stopReason":${JSON.stringify(entry.stopReason)}}`;
+      text = `{"type":"reply","runId":${this.#runIdText},${results ? `"results":${JSON.stringify(results)},` : ""}"message":${JSON.stringify(entry.message)},"usage":${JSON.stringify(entry.usage)},"stopReason":${JSON.stringify(entry.stopReason)}}`;
     } catch {
       return this.#write(entry);
     }
     return this.#write(text);
+  }
+
+  /** The deferred results message, taken for the reply that carries it. */
+  #takeResults(): Message | undefined {
+    const [deferred, ...more] = this.#deferred;
+    if (deferred?.type !== "results" || more.length > 0) return undefined;
+    this.#deferred = [];
+    return deferred.message;
   }
 
   userMessage(message: Message): Promise<void> {

@@ -21,10 +21,13 @@ export type LogEntry =
   | (RunEntry & { type: "input"; checkpointId: string; message: Message })
   /**
    * (b) a complete reply, before any of its calls is prepared; `answered` holds the calls the
-   * engine answered as it claimed them (a repeated id, input cut short), which never run.
+   * engine answered as it claimed them (a repeated id, input cut short), which never run;
+   * `results` the previous batch's results message, logged in this entry (it comes first in the
+   * transcript).
    */
   | (RunEntry & {
       type: "reply";
+      results?: Message;
       message: Message;
       usage: Usage;
       stopReason: string;
@@ -75,6 +78,11 @@ const REQUIRED: Record<LogEntry["type"], Record<string, "string" | "object" | "a
   snapshot: { runId: "string", callId: "string", path: "string", content: "any" },
 };
 
+/** Fields an entry type may carry, checked when present. */
+const OPTIONAL: Partial<Record<LogEntry["type"], Record<string, "object">>> = {
+  reply: { results: "object", answered: "object" },
+};
+
 /** A stored entry that parsed, with its place in the log. */
 export interface StoredEntry {
   seq: number;
@@ -118,6 +126,10 @@ function parseEntry(data: string): LogEntry | undefined {
     const field = (value as Record<string, unknown>)[name];
     if (kind === "any" ? field === undefined : typeof field !== kind || field === null)
       return undefined;
+  }
+  for (const [name, kind] of Object.entries(OPTIONAL[type as LogEntry["type"]] ?? {})) {
+    const field = (value as Record<string, unknown>)[name];
+    if (field !== undefined && (typeof field !== kind || field === null)) return undefined;
   }
   return value as LogEntry;
 }

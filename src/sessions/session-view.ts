@@ -98,6 +98,8 @@ export function viewOf(
         run = { runId: entry.runId, numTurns: 0, usage: emptyUsage(), open: true };
         break;
       case "reply":
+        // The previous batch's results message, when it rode in this entry.
+        if (entry.results) messages.push(entry.results);
         messages.push(entry.message);
         if (run) {
           run.numTurns++;

@@ -23,6 +23,14 @@ export interface SqliteStoreOptions {
 const PEER: Peer = { entry: "skein/sqlite", name: "better-sqlite3", range: "^12" };
 const OPTION_KEYS: ReadonlySet<string> = new Set(["path", "synchronous"]);
 const BUSY_TIMEOUT_MS = 5000;
+/**
+ * Pages of 2 KiB, not SQLite's 4 KiB: a commit copies, checksums and writes every page it touched
+ * whole to the WAL, and an append touches two (its row's and its index entry's). Most entries are
+ * well under a page (started markers, small results, replies), so halving the page takes about a
+ * third off an append (measured: 21 µs against 30 µs for a 100-byte entry, 30 against 36 for 600
+ * bytes); entries over ~8 KiB, which span more pages, pay about a tenth more.
+ */
+const PAGE_SIZE = 2048;
 
 /**
  * Layout 1 (`PRAGMA user_version`): one table, so an append writes only its rows and their index
@@ -93,6 +101,8 @@ function openDatabase(
   }
   try {
     db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    // A new file only (SQLite keeps an existing file's size): see PAGE_SIZE.
+    db.pragma(`page_size = ${PAGE_SIZE}`);
     // Persistent in the file: readers never block the writer, and a commit is one WAL write.
     enterWal(db);
     db.pragma(`synchronous = ${synchronous === "full" ? "FULL" : "NORMAL"}`);

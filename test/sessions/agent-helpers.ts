@@ -6,15 +6,28 @@ export async function lastSeqOf(store: SessionStore, sessionId: string): Promise
   return (await store.read(sessionId)).length;
 }
 
-/** The `type` of each stored entry (`?` for one that is not JSON). */
+/**
+ * An entry's `type`, `"results+reply"` for a reply that carries the last batch's results message,
+ * `?` for one that is not JSON.
+ */
+export function entryType(data: string): string {
+  try {
+    const entry = JSON.parse(data);
+    return entry.type === "reply" && entry.results !== undefined
+      ? "results+reply"
+      : String(entry.type);
+  } catch {
+    return "?";
+  }
+}
+
+/** Whether an append's entries (by `entryType`) log a batch's results message. */
+export const logsResults = (types: string[]) =>
+  types.some((type) => type === "results" || type === "results+reply");
+
+/** The type of each stored entry (see `entryType`). */
 export async function entryTypes(store: SessionStore, sessionId: string): Promise<string[]> {
-  return (await store.read(sessionId)).map((row) => {
-    try {
-      return String(JSON.parse(row.data).type);
-    } catch {
-      return "?";
-    }
-  });
+  return (await store.read(sessionId)).map((row) => entryType(row.data));
 }
 
 /** Decides, for each append attempt, whether it fails (and how). */
@@ -38,7 +51,7 @@ export function failingStore(failWhen: FailWhen): SessionStore & {
     attempts,
     inner,
     async append(sessionId, seq, entries) {
-      const types = entries.map((entry) => String(JSON.parse(entry).type));
+      const types = entries.map(entryType);
       attempts.push(types);
       const failure = failWhen({ entries: [...entries], types, call: attempts.length });
       if (failure) throw failure;

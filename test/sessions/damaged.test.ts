@@ -17,12 +17,12 @@ import { afterAll, describe, expect, it } from "vitest";
 import { rejectionOf } from "../support/promises.ts";
 import { makeTempDir } from "../support/temp.ts";
 import { countingTool } from "../support/tools.ts";
-import { editSqliteRow, entryTypes, lastSeqOf } from "./agent-helpers.ts";
+import { editSqliteRow, entryType, entryTypes, lastSeqOf } from "./agent-helpers.ts";
 
 const dir = makeTempDir("skein-damaged-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A store holding one finished run of session "s" (7 entries), and its agent. */
+/** A store holding one finished run of session "s" (6 entries), and its agent. */
 async function finishedSession(store: SessionStore) {
   const charge = countingTool("charge");
   const model = scriptedModel([
@@ -32,7 +32,7 @@ async function finishedSession(store: SessionStore) {
   ]);
   const agent = createBareAgent({ model, tools: [charge.tool], sessionStore: store });
   expect((await agent.run("Charge a.", { sessionId: "s" })).subtype).toBe("success");
-  expect(await lastSeqOf(store, "s")).toBe(7);
+  expect(await lastSeqOf(store, "s")).toBe(6);
   return { agent, model, charge };
 }
 
@@ -43,16 +43,16 @@ describe("a torn last entry is skipped, and the next append goes after it", () =
   it("memoryStore: a half-written entry appended at the end", async () => {
     const store = memoryStore();
     const { agent, model } = await finishedSession(store);
-    await store.append("s", 8, ['{"type":"reply","runId":"cp_x","mess']);
+    await store.append("s", 7, ['{"type":"reply","runId":"cp_x","mess']);
     const loaded = await loadSession(store, "s");
-    expect([loaded?.status, loaded?.lastSeq, loaded?.messages.length]).toEqual(["idle", 8, 4]);
+    expect([loaded?.status, loaded?.lastSeq, loaded?.messages.length]).toEqual(["idle", 7, 4]);
 
     const next = await agent.run("Still there?", { sessionId: "s" });
     expect(next.subtype).toBe("success");
     expect(model.requests[2]!.messages).toHaveLength(5);
     const rows = await store.read("s");
-    expect(rows[7]).toEqual({ seq: 8, data: '{"type":"reply","runId":"cp_x","mess' });
-    expect(rows.slice(8).map((row) => JSON.parse(row.data).type)).toEqual([
+    expect(rows[6]).toEqual({ seq: 7, data: '{"type":"reply","runId":"cp_x","mess' });
+    expect(rows.slice(7).map((row) => JSON.parse(row.data).type)).toEqual([
       "input",
       "reply",
       "end",
@@ -102,13 +102,12 @@ describe("a torn last entry is skipped, and the next append goes after it", () =
     expect(charge.callIds).toEqual(["c1"]);
     const rows = await reopened.read("s");
     expect(rows[2]!.data).toBe('{"type":"sta');
-    expect(rows.slice(3).map((row) => [row.seq, JSON.parse(row.data).type])).toEqual([
+    expect(rows.slice(3).map((row) => [row.seq, entryType(row.data)])).toEqual([
       [4, "resumed"],
       [5, "started"],
       [6, "result"],
-      [7, "results"],
-      [8, "reply"],
-      [9, "end"],
+      [7, "results+reply"],
+      [8, "end"],
     ]);
     await reopened.close();
   });
@@ -117,11 +116,24 @@ describe("a torn last entry is skipped, and the next append goes after it", () =
 describe.each([
   ["a middle entry", 4],
   ["the first entry (the run's input)", 1],
+  ["the reply carrying the batch's results", 5],
 ])("%s damaged by hand (sqliteStore)", (_, seq) => {
   it.each([
     ["not JSON", (data: string) => data.slice(0, data.length - 5)],
     ["JSON of no known shape", () => JSON.stringify({ type: "reply", runId: 7 })],
     ["another JSON value", () => "[1,2,3]"],
+    [
+      "a reply whose results are not a message",
+      () =>
+        JSON.stringify({
+          type: "reply",
+          runId: "cp_x",
+          results: "tool results",
+          message: { role: "assistant", content: "Charged." },
+          usage: {},
+          stopReason: "end_turn",
+        }),
+    ],
   ])("%s: SessionError damaged naming the seq, and nothing is written", async (_, edit) => {
     const path = join(dir, `damaged-${seq}-${Math.random()}.db`);
     const store = sqliteStore({ path });
@@ -148,7 +160,7 @@ describe.each([
     }
     expect(await reopened.read("s")).toEqual(before);
     expect((await reopened.list()).map((info) => [info.sessionId, info.lastSeq])).toEqual([
-      ["s", 7],
+      ["s", 6],
     ]);
     expect(model.requests).toHaveLength(2);
     expect(charge.callIds).toEqual(["c1"]);
@@ -159,10 +171,10 @@ describe.each([
 it("a damaged session can be deleted and its id used again", async () => {
   const store = memoryStore();
   const { agent } = await finishedSession(store);
-  await store.append("s", 8, ["garbage"]);
-  await store.append("s", 9, [JSON.stringify({ type: "resumed", runId: "x" })]);
-  expect(((await rejectionOf(loadSession(store, "s"))) as SessionError).seq).toBe(8);
-  expect(await entryTypes(store, "s")).toHaveLength(9);
+  await store.append("s", 7, ["garbage"]);
+  await store.append("s", 8, [JSON.stringify({ type: "resumed", runId: "x" })]);
+  expect(((await rejectionOf(loadSession(store, "s"))) as SessionError).seq).toBe(7);
+  expect(await entryTypes(store, "s")).toHaveLength(8);
   await store.delete("s");
   expect((await agent.run("Still there?", { sessionId: "s" })).subtype).toBe("success");
 });

@@ -1,7 +1,7 @@
-// The text of the entries the log writes per tool call and model reply (`reply`, `started`,
-// `result`), which the journal builds directly rather than through JSON.stringify: the same text,
-// whatever the call id holds.
-import { createBareAgent, memoryStore } from "skein";
+// The text of the entries the log writes per tool call and model reply (`reply`, with the last
+// batch's results message in it, `started`, `result`), which the journal builds directly rather
+// than through JSON.stringify: the same text, whatever the call id holds.
+import { createBareAgent, loadSession, memoryStore } from "skein";
 import { scriptedModel } from "skein/testing";
 import { expect, test } from "vitest";
 import { countingTool } from "../support/tools.ts";
@@ -43,14 +43,26 @@ test("reply, started and result entries are the JSON text of their fields, for a
   expect(hashes[2]).not.toBe(hashes[0]);
 
   const replies = entries.filter((entry) => entry.type === "reply");
-  expect(replies.map((entry) => Object.keys(entry))).toEqual(
-    Array(2).fill(["type", "runId", "message", "usage", "stopReason"]),
-  );
+  // The second reply carries the first batch's results message: one row, not two.
+  expect(replies.map((entry) => Object.keys(entry))).toEqual([
+    ["type", "runId", "message", "usage", "stopReason"],
+    ["type", "runId", "results", "message", "usage", "stopReason"],
+  ]);
   expect(replies.map((entry) => [entry.runId, entry.stopReason])).toEqual([
     [runId, "tool_use"],
     [runId, "end_turn"],
   ]);
   expect((replies[0]!.message as { content: { id?: string }[] }).content[0]!.id).toBe(odd);
+  expect(replies[1]!.results).toEqual({
+    role: "user",
+    content: [odd, "c2", "c3"].map((id, index) => ({
+      type: "tool_result",
+      tool_use_id: id,
+      content: index < 2 ? 'charge ran on a"b' : "charge ran on other",
+      is_error: false,
+    })),
+  });
+  expect(entries.map((entry) => entry.type)).not.toContain("results");
 
   const results = entries.filter((entry) => entry.type === "result");
   expect(results.map((entry) => Object.keys(entry))).toEqual(
@@ -61,4 +73,54 @@ test("reply, started and result entries are the JSON text of their fields, for a
     [runId, "c2", { content: 'charge ran on a"b' }],
     [runId, "c3", { content: "charge ran on other" }],
   ]);
+});
+
+test("a log written with the results message in a row of its own (before it rode in the reply) reads the same", async () => {
+  const store = memoryStore();
+  const charge = countingTool("charge");
+  const script = [
+    { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
+    { toolCalls: [{ id: "c2", name: "charge", input: { target: "b" } }] },
+    { text: "Done." },
+    { text: "Again." },
+  ];
+  const agent = createBareAgent({
+    model: scriptedModel(script),
+    tools: [charge.tool],
+    sessionStore: store,
+  });
+  expect((await agent.run("Charge.", { sessionId: "s" })).subtype).toBe("success");
+
+  // The same log as the earlier layout wrote it: each results message an entry before its reply.
+  const older = memoryStore();
+  const rows: string[] = [];
+  for (const { data } of await store.read("s")) {
+    const { results, ...entry } = JSON.parse(data);
+    if (results)
+      rows.push(JSON.stringify({ type: "results", runId: entry.runId, message: results }));
+    rows.push(JSON.stringify(entry));
+  }
+  expect(rows.length).toBe((await store.read("s")).length + 2);
+  await older.append("s", 1, rows);
+
+  const now = await loadSession(store, "s");
+  const before = await loadSession(older, "s");
+  expect(before?.messages).toEqual(now?.messages);
+  expect(now?.messages.map((message) => message.role)).toEqual([
+    "user",
+    "assistant",
+    "user",
+    "assistant",
+    "user",
+    "assistant",
+  ]);
+  // Both continue with the same transcript.
+  const requests = [];
+  for (const log of [store, older]) {
+    const model = scriptedModel([{ text: "Again." }]);
+    const next = createBareAgent({ model, tools: [charge.tool], sessionStore: log });
+    expect((await next.run("More?", { sessionId: "s" })).subtype).toBe("success");
+    requests.push(model.requests[0]!.messages);
+  }
+  expect(requests[1]).toEqual(requests[0]);
 });

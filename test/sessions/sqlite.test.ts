@@ -1,6 +1,6 @@
 // sqliteStore() beyond the shared contract: its file, WAL, sharing one file, a locked database, the
 // pages an append writes, and files of the first layout.
-import { mkdirSync, statSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { SessionStoreError } from "skein";
@@ -106,9 +106,41 @@ test("a database held locked by another writer past busy_timeout: SessionStoreEr
 }, 30_000);
 
 /** The WAL file's frames (a header and a page each) after its 32-byte header. */
+/** Frames in a WAL file: a 32-byte header (its page size at byte 8), then a 24-byte header a page. */
 function walFrames(path: string): number {
-  return (statSync(`${path}-wal`).size - 32) / (4096 + 24);
+  const wal = readFileSync(`${path}-wal`);
+  return (wal.length - 32) / (wal.readUInt32BE(8) + 24);
 }
+
+const pageSizeOf = (path: string) => {
+  const raw = new Database(path, { readonly: true });
+  try {
+    return raw.pragma("page_size", { simple: true });
+  } finally {
+    raw.close();
+  }
+};
+
+test("a new file has 2 KiB pages; a file made with 4 KiB pages keeps them and works", async () => {
+  const fresh = join(dir, "fresh-pages.db");
+  const store = sqliteStore({ path: fresh });
+  await store.append("s", 1, ["a"]);
+  expect(pageSizeOf(fresh)).toBe(2048);
+  await store.close();
+
+  const old = join(dir, "old-pages.db");
+  const raw = new Database(old);
+  raw.pragma("journal_mode = WAL");
+  raw.exec("CREATE TABLE app_data (x)");
+  raw.close();
+  expect(pageSizeOf(old)).toBe(4096);
+  const reopened = sqliteStore({ path: old });
+  await reopened.append("s", 1, ["a", "b"]);
+  await reopened.append("s", 3, ["c".repeat(10_000)]);
+  expect((await reopened.read("s")).map((row) => row.data.length)).toEqual([1, 1, 10_000]);
+  await reopened.close();
+  expect(pageSizeOf(old)).toBe(4096);
+});
 
 test("an append of a small entry writes two pages: its row and its index entry, nothing else", async () => {
   const path = join(dir, "pages.db");

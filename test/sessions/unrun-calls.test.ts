@@ -7,12 +7,12 @@ import { createBareAgent, loadSession, tool } from "skein";
 import { type ScriptedTurn, scriptedModel } from "skein/testing";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { failingStore } from "./agent-helpers.ts";
+import { failingStore, logsResults } from "./agent-helpers.ts";
 
 async function interruptedAfterReply(turn: ScriptedTurn, extra: { deny?: string[] } = {}) {
   let failResults = true;
   const store = failingStore(({ types }) =>
-    failResults && types.includes("results") ? new Error("database unavailable") : undefined,
+    failResults && logsResults(types) ? new Error("database unavailable") : undefined,
   );
   const runs: string[] = [];
   // No required input: `{}` (what a cut-short call's input becomes) validates.
@@ -84,7 +84,7 @@ describe("calls answered without running stay unrun after recovery", () => {
   it("a call that repeated an earlier id is not run by recovery", async () => {
     let failResults = false;
     const store = failingStore(({ types }) =>
-      failResults && types.includes("results") ? new Error("database unavailable") : undefined,
+      failResults && logsResults(types) ? new Error("database unavailable") : undefined,
     );
     const runs: string[] = [];
     const notify = tool("notify", "Notifies.", z.object({ note: z.string() }), ({ note }) => {
