@@ -192,38 +192,46 @@ export class SessionJournal implements RunJournal {
 
   #write(entry: Pending): Promise<void> {
     if (this.#failure) return Promise.reject(this.#failure);
-    const entries = this.#deferred.length > 0 ? [...this.#deferred.splice(0), entry] : [entry];
-    if (this.#writing)
+    const deferred = this.#deferred.length > 0 ? this.#deferred.splice(0) : undefined;
+    if (this.#writing) {
+      const entries = deferred ? [...deferred, entry] : [entry];
       return new Promise<void>((resolve, reject) => {
         this.#waiting.push({ entries, resolve, reject });
       });
+    }
     // The common case, nothing in flight: append at once, without queueing (one reaction on
     // the store's promise when it succeeds).
     let texts: string[];
     try {
-      texts = entries.map(textOf);
+      texts = deferred ? [...deferred, entry].map(textOf) : [textOf(entry)];
     } catch (error) {
       this.#failure ??= asJournalError(error, this.#sessionId);
       return Promise.reject(this.#failure);
     }
     this.#writing = true;
-    const seq = this.#lastSeq + 1;
-    return this.#tryAppend(seq, texts).then(
-      () => {
-        this.#lastSeq += texts.length;
-        this.#next();
-      },
-      (error: unknown) =>
-        this.#retry(seq, texts, error).then(
-          () => this.#next(),
-          (failure: unknown) => {
-            this.#failure ??= asJournalError(failure, this.#sessionId);
-            this.#next();
-            throw this.#failure;
-          },
-        ),
-    );
+    this.#inFlight = texts;
+    return this.#tryAppend(this.#lastSeq + 1, texts).then(this.#appended, this.#appendFailed);
   }
+
+  /** The texts of the append in flight from #write (one at a time: #writing). */
+  #inFlight: string[] = [];
+
+  readonly #appended = (): void => {
+    this.#lastSeq += this.#inFlight.length;
+    this.#next();
+  };
+
+  readonly #appendFailed = (error: unknown): Promise<void> => {
+    const texts = this.#inFlight;
+    return this.#retry(this.#lastSeq + 1, texts, error).then(
+      () => this.#next(),
+      (failure: unknown) => {
+        this.#failure ??= asJournalError(failure, this.#sessionId);
+        this.#next();
+        throw this.#failure;
+      },
+    );
+  };
 
   /** After an append settles: writes that arrived meanwhile go out together. */
   #next(): void {

@@ -33,14 +33,23 @@ const BUSY_TIMEOUT_MS = 5000;
 const PAGE_SIZE = 2048;
 
 /**
- * Layout 1 (`PRAGMA user_version`): one table, so an append writes only its rows and their index
- * entries (two pages for a small entry, where the first layout wrote three; a commit costs about
- * its page writes and locks). The rowid is the store-wide append counter that orders list(), `at`
- * the append's time; list() reads each session's first and last rows. Version 0 with a
- * `skein_sessions` table is the first layout (a sessions row and an index on its counter,
- * rewritten by every append): it is moved over once, on open, under the write lock.
+ * Layout 2 (`PRAGMA user_version`): one table, so an append writes only its rows and their index
+ * entries (two pages for a small entry; a commit costs about its page writes and locks). The
+ * rowid is the store-wide append counter that orders list(), `at` the append's time; list() reads
+ * each session's first and last rows. The expected-seq check is in the table: the unique index
+ * refuses a seq already there, the trigger one whose predecessor is not, so an append of one entry
+ * is one INSERT statement (which takes the write lock before it reads, as `BEGIN IMMEDIATE` does).
+ * Layout 1 is the same without the trigger; layout 0 (a `skein_sessions` table and an index on its
+ * counter, rewritten by every append) is moved over once. Both on open, under the write lock.
  */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
+const SEQ_GAP = "skein: seq does not follow the last seq of its session";
+const SEQ_TRIGGER = `
+CREATE TRIGGER skein_entries_seq_follows BEFORE INSERT ON skein_entries
+WHEN NEW.seq <> 1 AND NOT EXISTS (
+  SELECT 1 FROM skein_entries WHERE session_id = NEW.session_id AND seq = NEW.seq - 1)
+BEGIN SELECT RAISE(ABORT, '${SEQ_GAP}'); END;
+`;
 const SCHEMA = `
 CREATE TABLE skein_entries (
   id INTEGER PRIMARY KEY,
@@ -50,6 +59,7 @@ CREATE TABLE skein_entries (
   data TEXT NOT NULL
 );
 CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
+${SEQ_TRIGGER}
 `;
 /** The first layout's rows, in their list() order, into the table above. */
 const MIGRATE_FROM_0 = `
@@ -64,7 +74,7 @@ DROP TABLE skein_entries_0;
 DROP TABLE skein_sessions;
 `;
 
-/** A session store in a SQLite file: each append one `BEGIN IMMEDIATE` transaction, WAL journal. */
+/** A session store in a SQLite file: each append one write transaction, WAL journal. */
 export function sqliteStore(options: SqliteStoreOptions): SessionStore {
   const prefix = "sqliteStore()";
   if (options === undefined) {
@@ -151,8 +161,18 @@ function prepareSchema(db: BetterSqlite3.Database): void {
   const hasTable = (name: string) =>
     db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !==
     undefined;
-  db.exec(hasTable("skein_sessions") ? MIGRATE_FROM_0 : SCHEMA);
+  if (hasTable("skein_sessions")) db.exec(MIGRATE_FROM_0);
+  else db.exec(version === 1 ? SEQ_TRIGGER : SCHEMA);
   db.pragma(`user_version = ${SCHEMA_VERSION}`);
+}
+
+/** The unique index (a seq already there) or the trigger (a gap) refused the append. */
+function refusedSeq(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return (
+    code === "SQLITE_CONSTRAINT_UNIQUE" ||
+    (code === "SQLITE_CONSTRAINT_TRIGGER" && String(error).includes(SEQ_GAP))
+  );
 }
 
 interface SessionRow {
@@ -191,14 +211,22 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
   );
   const deleteSession = db.prepare<[string]>("DELETE FROM skein_entries WHERE session_id = ?");
 
-  // One append writes only its rows: the seq check reads the index page the insert then writes.
-  const append = db.transaction((sessionId: string, seq: number, entries: string[]) => {
-    const lastSeq = lastSeqOf.get(sessionId) ?? 0;
-    if (seq !== lastSeq + 1) throw new SessionConflictError({ sessionId, seq, lastSeq });
+  // An append writes only its rows; the table checks the seq (SCHEMA). Entries after the first go
+  // in the same transaction, each checked against the one before.
+  const appendMany = db.transaction((sessionId: string, seq: number, entries: string[]) => {
     const now = Date.now();
     for (let index = 0; index < entries.length; index++)
       insertEntry.run(sessionId, seq + index, now, entries[index]!);
   });
+  const append = (sessionId: string, seq: number, entries: string[]) => {
+    try {
+      if (entries.length === 1) insertEntry.run(sessionId, seq, Date.now(), entries[0]!);
+      else appendMany.immediate(sessionId, seq, entries);
+    } catch (error) {
+      if (!refusedSeq(error)) throw error;
+      throw new SessionConflictError({ sessionId, seq, lastSeq: lastSeqOf.get(sessionId) ?? 0 });
+    }
+  };
   const remove = db.transaction((sessionId: string) => deleteSession.run(sessionId).changes > 0);
 
   /** Runs a method's body, turning a closed database or a SQLite failure into a SessionStoreError. */
@@ -217,9 +245,7 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
       attempt("append", (prefix) => {
         assertSessionId(prefix, sessionId);
         assertSeq(prefix, seq);
-        const batch = checkEntries(prefix, entries);
-        // IMMEDIATE takes the write lock first: two processes never both pass the seq check.
-        append.immediate(sessionId, seq, batch);
+        append(sessionId, seq, checkEntries(prefix, entries));
       }),
     read: (sessionId, options) =>
       attempt("read", (prefix) => {

@@ -38,8 +38,9 @@ export function checkEntries(prefix: string, value: unknown): string[] {
       `${prefix}: entries must be a non-empty array of strings, received ${describeValue(value)}.`,
     );
   }
-  const entries = [...value];
-  entries.forEach((entry, index) => {
+  const entries: unknown[] = value.slice();
+  for (let index = 0; index < entries.length; index++) {
+    const entry = entries[index];
     if (typeof entry !== "string") {
       throw new ConfigurationError(
         `${prefix}: entries[${index}] must be a string, received ${describeValue(entry)}.`,
@@ -55,8 +56,8 @@ export function checkEntries(prefix: string, value: unknown): string[] {
         `${prefix}: entries[${index}] contains a lone surrogate (not valid Unicode), which session stores cannot keep byte for byte. Escape it (JSON.stringify does).`,
       );
     }
-  });
-  return entries;
+  }
+  return entries as string[];
 }
 
 /** Reads `{ after }` (default 0), strictly checked. */

@@ -199,7 +199,7 @@ test("a file of the first layout is moved over on open: entries, list order and 
   await store.close();
   const raw = new Database(path, { readonly: true });
   try {
-    expect(raw.pragma("user_version", { simple: true })).toBe(1);
+    expect(raw.pragma("user_version", { simple: true })).toBe(2);
     const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck();
     expect(tables.all()).toEqual(["skein_entries"]);
   } finally {
@@ -211,13 +211,56 @@ test("a file of the first layout is moved over on open: entries, list order and 
   await again.close();
 });
 
+test("a file of layout 1 (the seq checked by a query, not the table) gets the check on open", async () => {
+  const path = join(dir, "layout-1.db");
+  const raw = new Database(path);
+  raw.pragma("journal_mode = WAL");
+  raw.exec(`
+    CREATE TABLE skein_entries (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
+      seq INTEGER NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL);
+    CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
+    INSERT INTO skein_entries (session_id, seq, at, data)
+      VALUES ('a', 1, 1000, 'a1'), ('b', 1, 2000, 'b1'), ('a', 2, 3000, 'a2');
+  `);
+  raw.pragma("user_version = 1");
+  raw.close();
+
+  const store = sqliteStore({ path });
+  expect(await store.list()).toEqual([
+    { sessionId: "a", createdAt: 1000, updatedAt: 3000, lastSeq: 2 },
+    { sessionId: "b", createdAt: 2000, updatedAt: 2000, lastSeq: 1 },
+  ]);
+  // A gap and a repeat are refused, one entry or several, and write nothing.
+  for (const [seq, entries] of [
+    [4, ["gap"]],
+    [2, ["again"]],
+    [4, ["gap", "more"]],
+    [1, ["first", "again"]],
+  ] as const)
+    await expect(store.append("a", seq, [...entries])).rejects.toMatchObject({
+      name: "SessionConflictError",
+      lastSeq: 2,
+    });
+  await store.append("a", 3, ["a3", "a4"]);
+  expect((await store.read("a")).map((row) => row.data)).toEqual(["a1", "a2", "a3", "a4"]);
+  await store.close();
+  const check = new Database(path, { readonly: true });
+  try {
+    expect(check.pragma("user_version", { simple: true })).toBe(2);
+    const triggers = check.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'");
+    expect(triggers.pluck().all()).toEqual(["skein_entries_seq_follows"]);
+  } finally {
+    check.close();
+  }
+});
+
 test("a file of a newer layout is refused, not changed", async () => {
   const path = join(dir, "newer.db");
   const raw = new Database(path);
-  raw.pragma("user_version = 2");
+  raw.pragma("user_version = 3");
   raw.close();
   expect(() => sqliteStore({ path })).toThrow(SessionStoreError);
-  expect(() => sqliteStore({ path })).toThrow(/newer skein \(layout 2; this one reads 1\)/);
+  expect(() => sqliteStore({ path })).toThrow(/newer skein \(layout 3; this one reads 2\)/);
   const check = new Database(path, { readonly: true });
   try {
     expect(check.prepare("SELECT count(*) FROM sqlite_master").pluck().get()).toBe(0);
