@@ -110,8 +110,8 @@ export class SessionJournal implements RunJournal {
 
   /** The deferred results message, taken for the reply that carries it. */
   #takeResults(): Message | undefined {
-    const [deferred, ...more] = this.#deferred;
-    if (deferred?.type !== "results" || more.length > 0) return undefined;
+    const deferred = this.#deferred[0];
+    if (this.#deferred.length !== 1 || deferred?.type !== "results") return undefined;
     this.#deferred = [];
     return deferred.message;
   }
@@ -333,7 +333,14 @@ export function inputHash(input: unknown): string {
   return hex32(h2) + hex32(h1);
 }
 
-const hex32 = (value: number) => (value >>> 0).toString(16).padStart(8, "0");
+const HEX = "0123456789abcdef";
+
+/** 8 hex digits (a table per nibble: toString(16) of a value past the small-integer range is slow). */
+function hex32(value: number): string {
+  let text = "";
+  for (let shift = 28; shift >= 0; shift -= 4) text += HEX[(value >>> shift) & 15];
+  return text;
+}
 
 function asJournalError(error: unknown, sessionId: string): Error {
   if (error instanceof SessionConflictError || error instanceof SessionStoreError) return error;
