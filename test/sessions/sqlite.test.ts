@@ -151,8 +151,24 @@ test("an append of a small entry writes two pages: its row and its index entry, 
   for (let seq = 2; seq <= 11; seq++) {
     await store.append("s", seq, [`{"type":"started","seq":${seq}}`]);
   }
-  // No checkpoint runs below 1000 frames, so the WAL only grows: one frame a page written.
+  // No checkpoint runs below 2000 frames, so the WAL only grows: one frame a page written.
   expect(walFrames(path) - before).toBe(20);
+  await store.close();
+});
+
+test("the WAL is checkpointed at 4 MiB of pages, as SQLite's default is with 4 KiB pages", async () => {
+  const path = join(dir, "checkpoint.db");
+  const store = sqliteStore({ path });
+  // 600 small appends, two 2 KiB pages each: past SQLite's default of 1000 frames, under 2048.
+  for (let seq = 1; seq <= 600; seq++) await store.append("s", seq, [`{"seq":${seq}}`]);
+  const raw = new Database(path);
+  try {
+    const [{ log }] = raw.pragma("wal_checkpoint(PASSIVE)") as { log: number }[];
+    expect(log).toBeGreaterThan(1100);
+    expect(log).toBeLessThanOrEqual(2048);
+  } finally {
+    raw.close();
+  }
   await store.close();
 });
 
