@@ -27,7 +27,10 @@ export type Script =
   | ((request: ModelRequest, index: number) => ScriptEntry | Promise<ScriptEntry>);
 
 export interface ScriptedModel extends Model {
-  /** A deep copy of every request, as it was sent. */
+  /**
+   * Every request as it was sent: its JSON text, taken when the model was called, read back into
+   * objects the first time an entry is read (a request JSON cannot write is copied whole instead).
+   */
   readonly requests: ModelRequest[];
 }
 
@@ -53,7 +56,7 @@ export function scriptedModel(script: Script, options: { modelId?: string } = {}
     ): AsyncGenerator<ModelStreamEvent> {
       signal.throwIfAborted();
       const index = requests.length;
-      requests.push(structuredClone(request));
+      record(requests, index, request);
       // A script function that never settles must not outlive an abort.
       const entry = await untilAborted(entryAt(script, request, index), signal);
       signal.throwIfAborted();
@@ -61,6 +64,31 @@ export function scriptedModel(script: Script, options: { modelId?: string } = {}
       yield* playTurn(entry, index);
     },
   };
+}
+
+/**
+ * Keeps `request` as it is now at `requests[index]`. The JSON text a provider would serialise is
+ * taken at once and parsed only when the entry is read: a deep copy of every request (the whole
+ * transcript again each turn) cost two thirds of a scripted turn, and its garbage landed in the
+ * run that followed.
+ */
+function record(requests: ModelRequest[], index: number, request: ModelRequest): void {
+  let text: string;
+  try {
+    text = JSON.stringify(request);
+  } catch {
+    requests[index] = structuredClone(request);
+    return;
+  }
+  let value: ModelRequest | undefined;
+  Object.defineProperty(requests, index, {
+    get: () => (value ??= JSON.parse(text) as ModelRequest),
+    set: (replacement: ModelRequest) => {
+      value = replacement;
+    },
+    enumerable: true,
+    configurable: true,
+  });
 }
 
 async function entryAt(script: Script, request: ModelRequest, index: number): Promise<ScriptEntry> {
