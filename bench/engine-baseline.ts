@@ -2,7 +2,7 @@
  * The engine benchmarks' workload: the scripted model (timed), the baseline loop it is measured
  * against, and the tools. The baseline does the least a tool loop can: the same scripted model,
  * the same handlers, and nothing else (no validation, no events, no scheduling, no hooks). The
- * scripted model deep-copies every request in both, so that cost cancels out.
+ * scripted model records every request (its JSON text) in both, so that cost cancels out.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import type {
@@ -25,7 +25,7 @@ const { scriptedModel } = testing;
 
 /**
  * A model (the scripted one unless another is given), timed: `enter[i]` is when model call i
- * began, `inside[i]` the time spent inside its stream (mostly the deep copy of the request).
+ * began, `inside[i]` the time spent inside its stream (mostly recording the request's JSON).
  */
 export interface TimedModel extends Model {
   enter: number[];
@@ -64,8 +64,8 @@ export function timedModel(
 }
 
 /**
- * For a diagnostic only: the same turns, played without the scripted model's deep copy of each
- * request and without keeping the copies, so that the engine's heap stays small.
+ * For a diagnostic only: the same turns, played without the scripted model's record of each
+ * request and without keeping the records, so that the engine's heap stays small.
  */
 export function replayModel(script: ScriptedTurn[]): Model {
   let index = 0;

@@ -153,7 +153,7 @@ async function perTurnCost(repeats: number) {
     skein: () => perTurn(runSkein),
     baseline: () => perTurn(runBaseline),
   });
-  // Diagnostic: the same runs with a model that neither copies nor keeps requests.
+  // Diagnostic: the same runs with a model that neither records nor keeps requests.
   const replayed = await paired(repeats, 5, {
     skein: () => perTurn(runSkein, true),
     baseline: () => perTurn(runBaseline, true),
@@ -271,10 +271,10 @@ export async function engineBench(): Promise<{ rows: string[][]; notes: string }
   const notes = `
 ± is half the interquartile range of the paired differences. CPU-time cross-check of (1):
 ${noisy(short.cpu, " / call")} (short runs), ${noisy(long.cpu, " / call")} (200-turn run).
-In a 200-turn run, the scripted model's deep copy of the growing transcript is nearly all the time,
+In a 200-turn run, the scripted model's record of the growing transcript is nearly all the time,
 and its noise swamps a per-call difference; outside the model's stream, it cancels out.
-Diagnostic for (3): with a model that neither copies nor keeps requests, the engine costs
+Diagnostic for (3): with a model that neither records nor keeps requests, the engine costs
 ${us(turns.replay.earlyUs)} per turn at turns 1-20 and ${us(turns.replay.lateUs)} at turns 181-200 (${turns.replay.ratio.toFixed(2)} x): what grows above
-is the cost of working in the large heap the scripted model's kept copies make.`;
+is the cost of working in the large heap the scripted model's kept records make.`;
   return { rows, notes };
 }
