@@ -67,8 +67,9 @@ export function resultFromLog(
   let numTurns = 0;
   for (const { entry } of view.entries) {
     if (entry.type === "input" || !("runId" in entry) || entry.runId !== checkpointId) continue;
-    if (entry.type === "reply") addUsage(usage, entry.usage);
-    if (entry.type === "reply" || entry.type === "partial") numTurns++;
+    const reply = entry.type === "reply" || entry.type === "results_reply";
+    if (reply) addUsage(usage, entry.usage);
+    if (reply || entry.type === "partial") numTurns++;
   }
   const result: SDKResultMessage = {
     type: "result",

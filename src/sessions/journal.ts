@@ -80,8 +80,7 @@ export class SessionJournal implements RunJournal {
   }
 
   reply(step: Step, answered: { id: string; result: ToolResult }[]): Promise<void> {
-    const entry: LogEntry = {
-      type: "reply",
+    const fields = {
       runId: this.#runId,
       message: step.message,
       usage: { ...emptyUsage(), ...step.usage },
@@ -90,7 +89,9 @@ export class SessionJournal implements RunJournal {
     // The last batch's results message rides in this entry: one row where two cost a second
     // insert and index entry in the same commit.
     const results = this.#takeResults();
-    if (results) entry.results = results;
+    const entry: LogEntry = results
+      ? { type: "results_reply", ...fields, results }
+      : { type: "reply", ...fields };
     if (answered.length > 0) {
       entry.answered = Object.fromEntries(
         answered.map(({ id, result }) => [id, toJsonValue(result) as ToolResult]),
@@ -101,7 +102,10 @@ export class SessionJournal implements RunJournal {
     // JSON cannot write goes to #write as the entry, which fails the journal with it.
     let text: string;
     try {
-      text = `{"type":"reply","runId":${this.#runIdText},${results ? `"results":${JSON.stringify(results)},` : ""}"message":${JSON.stringify(entry.message)},"usage":${JSON.stringify(entry.usage)},"stopReason":${JSON.stringify(entry.stopReason)}}`;
+      const head = results
+        ? `{"type":"results_reply","runId":${this.#runIdText},"results":${JSON.stringify(results)},`
+        : `{"type":"reply","runId":${this.#runIdText},`;
+      text = `${head}"message":${JSON.stringify(entry.message)},"usage":${JSON.stringify(entry.usage)},"stopReason":${JSON.stringify(entry.stopReason)}}`;
     } catch {
       return this.#write(entry);
     }
@@ -218,6 +222,8 @@ export class SessionJournal implements RunJournal {
 
   readonly #appended = (): void => {
     this.#lastSeq += this.#inFlight.length;
+    // Not kept past its append (a reply's text can be large).
+    this.#inFlight = [];
     this.#next();
   };
 

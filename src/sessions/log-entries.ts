@@ -10,6 +10,13 @@ interface RunEntry {
   runId: string;
 }
 
+interface ReplyFields {
+  message: Message;
+  usage: Usage;
+  stopReason: string;
+  answered?: Record<string, ToolResult>;
+}
+
 /**
  * One log entry. A session is a sequence of runs; a run opens with `input` and closes with
  * `paused` (until `resumed`) or `end`. Entries are JSON text; the store never parses them.
@@ -21,18 +28,15 @@ export type LogEntry =
   | (RunEntry & { type: "input"; checkpointId: string; message: Message })
   /**
    * (b) a complete reply, before any of its calls is prepared; `answered` holds the calls the
-   * engine answered as it claimed them (a repeated id, input cut short), which never run;
-   * `results` the previous batch's results message, logged in this entry (it comes first in the
-   * transcript).
+   * engine answered as it claimed them (a repeated id, input cut short), which never run.
    */
-  | (RunEntry & {
-      type: "reply";
-      results?: Message;
-      message: Message;
-      usage: Usage;
-      stopReason: string;
-      answered?: Record<string, ToolResult>;
-    })
+  | (RunEntry & ReplyFields & { type: "reply" })
+  /**
+   * The previous batch's results message and the reply that followed it, in one entry (one row
+   * where two cost a second insert). A type of its own: a reader that does not know it finds the
+   * session damaged, rather than reading the reply without the results before it.
+   */
+  | (RunEntry & ReplyFields & { type: "results_reply"; results: Message })
   /** A reply that failed mid-stream, marked incomplete; never replayed as complete. */
   | (RunEntry & { type: "partial"; message: Message })
   /** A steering message or follow-up delivered into the run's transcript, before the call that sees it. */
@@ -67,6 +71,13 @@ const REQUIRED: Record<LogEntry["type"], Record<string, "string" | "object" | "a
   origin: { from: "string" },
   input: { runId: "string", checkpointId: "string", message: "object" },
   reply: { runId: "string", message: "object", usage: "object", stopReason: "string" },
+  results_reply: {
+    runId: "string",
+    results: "object",
+    message: "object",
+    usage: "object",
+    stopReason: "string",
+  },
   partial: { runId: "string", message: "object" },
   user_message: { runId: "string", message: "object" },
   started: { runId: "string", callId: "string", name: "string", inputHash: "string" },
@@ -80,7 +91,8 @@ const REQUIRED: Record<LogEntry["type"], Record<string, "string" | "object" | "a
 
 /** Fields an entry type may carry, checked when present. */
 const OPTIONAL: Partial<Record<LogEntry["type"], Record<string, "object">>> = {
-  reply: { results: "object", answered: "object" },
+  reply: { answered: "object" },
+  results_reply: { answered: "object" },
 };
 
 /** A stored entry that parsed, with its place in the log. */

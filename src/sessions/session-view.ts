@@ -97,9 +97,10 @@ export function viewOf(
         checkpoints.push({ id: entry.checkpointId, prompt: promptText(entry.message), seq });
         run = { runId: entry.runId, numTurns: 0, usage: emptyUsage(), open: true };
         break;
+      case "results_reply":
       case "reply":
         // The previous batch's results message, when it rode in this entry.
-        if (entry.results) messages.push(entry.results);
+        if (entry.type === "results_reply") messages.push(entry.results);
         messages.push(entry.message);
         if (run) {
           run.numTurns++;

@@ -42,21 +42,23 @@ const AUTOCHECKPOINT_BYTES = 4 * 1024 * 1024;
  * Layout 2 (`PRAGMA user_version`): one table, so an append writes only its rows and their index
  * entries (two pages for a small entry; a commit costs about its page writes and locks). The
  * rowid is the store-wide append counter that orders list(), `at` the append's time; list() reads
- * each session's first and last rows. The expected-seq check is in the table: the unique index
- * refuses a seq already there, the trigger one whose predecessor is not, so an append of one entry
- * is one INSERT statement (which takes the write lock before it reads, as `BEGIN IMMEDIATE` does).
+ * each session's first and last rows. The expected-seq check is in the table (a trigger refuses a
+ * seq that is not the session's last + 1; the unique index stands behind it), so an append of one
+ * entry is one INSERT statement (which takes the write lock before it reads, as `BEGIN IMMEDIATE`
+ * does).
  * Layout 1 is the same without the trigger; layout 0 (a `skein_sessions` table and an index on its
  * counter, rewritten by every append) is moved over once. Both on open, under the write lock.
  */
 const SCHEMA_VERSION = 2;
 const SEQ_GAP = "skein: seq does not follow the last seq of its session";
+// The session's last seq + 1, exactly (one seek of the index, as the insert makes anyway).
 const SEQ_TRIGGER = `
 CREATE TRIGGER skein_entries_seq_follows BEFORE INSERT ON skein_entries
-WHEN NEW.seq <> 1 AND NOT EXISTS (
-  SELECT 1 FROM skein_entries WHERE session_id = NEW.session_id AND seq = NEW.seq - 1)
+WHEN NEW.seq IS NOT coalesce(
+  (SELECT max(seq) FROM skein_entries WHERE session_id = NEW.session_id), 0) + 1
 BEGIN SELECT RAISE(ABORT, '${SEQ_GAP}'); END;
 `;
-const SCHEMA = `
+const TABLE = `
 CREATE TABLE skein_entries (
   id INTEGER PRIMARY KEY,
   session_id TEXT NOT NULL,
@@ -65,12 +67,12 @@ CREATE TABLE skein_entries (
   data TEXT NOT NULL
 );
 CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
-${SEQ_TRIGGER}
 `;
-/** The first layout's rows, in their list() order, into the table above. */
+const SCHEMA = TABLE + SEQ_TRIGGER;
+/** The first layout's rows, in their list() order, into the table above (the check after them). */
 const MIGRATE_FROM_0 = `
 ALTER TABLE skein_entries RENAME TO skein_entries_0;
-${SCHEMA}
+${TABLE}
 INSERT INTO skein_entries (session_id, seq, at, data)
   SELECT e.session_id, e.seq,
          coalesce(CASE WHEN e.seq = 1 THEN s.created_at ELSE s.updated_at END, 0), e.data
@@ -78,6 +80,7 @@ INSERT INTO skein_entries (session_id, seq, at, data)
   ORDER BY coalesce(s.touched, 0), e.session_id, e.seq;
 DROP TABLE skein_entries_0;
 DROP TABLE skein_sessions;
+${SEQ_TRIGGER}
 `;
 
 /** A session store in a SQLite file: each append one write transaction, WAL journal. */

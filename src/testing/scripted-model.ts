@@ -1,3 +1,4 @@
+import { type InspectOptions, inspect } from "node:util";
 import { ConfigurationError, ScriptExhaustedError } from "../errors.ts";
 import type { ContentBlock, Usage } from "../model/messages.ts";
 import type {
@@ -45,7 +46,7 @@ export function scriptedModel(script: Script, options: { modelId?: string } = {}
       "scriptedModel(script): the script must be an array of turns or a function (request, index) => turn.",
     );
   }
-  const requests: ModelRequest[] = [];
+  const requests = inspectable([]);
   return {
     provider: "scripted",
     modelId: options.modelId ?? "scripted",
@@ -68,9 +69,10 @@ export function scriptedModel(script: Script, options: { modelId?: string } = {}
 
 /**
  * Keeps `request` as it is now at `requests[index]`. The JSON text a provider would serialise is
- * taken at once and parsed only when the entry is read: a deep copy of every request (the whole
- * transcript again each turn) cost two thirds of a scripted turn, and its garbage landed in the
- * run that followed.
+ * taken at once and parsed when the entry is first read (then it is a plain element): a deep copy
+ * of every request (the whole transcript again each turn) cost two thirds of a scripted turn, and
+ * its garbage landed in the run that followed. What JSON does not keep (an `undefined` property,
+ * a Date's type) is not kept; a request JSON cannot write at all is copied whole instead.
  */
 function record(requests: ModelRequest[], index: number, request: ModelRequest): void {
   let text: string;
@@ -80,15 +82,29 @@ function record(requests: ModelRequest[], index: number, request: ModelRequest):
     requests[index] = structuredClone(request);
     return;
   }
-  let value: ModelRequest | undefined;
+  const settle = (value: ModelRequest) => {
+    Object.defineProperty(requests, index, {
+      value,
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
+    return value;
+  };
   Object.defineProperty(requests, index, {
-    get: () => (value ??= JSON.parse(text) as ModelRequest),
-    set: (replacement: ModelRequest) => {
-      value = replacement;
-    },
+    get: () => settle(JSON.parse(text) as ModelRequest),
+    set: settle,
     enumerable: true,
     configurable: true,
   });
+}
+
+/** `requests` as console.log and util.inspect show it: its entries, not their accessors. */
+function inspectable(requests: ModelRequest[]): ModelRequest[] {
+  Object.defineProperty(requests, inspect.custom, {
+    value: (_depth: number, options: InspectOptions) => inspect([...requests], options),
+  });
+  return requests;
 }
 
 async function entryAt(script: Script, request: ModelRequest, index: number): Promise<ScriptEntry> {

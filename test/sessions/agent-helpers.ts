@@ -6,16 +6,10 @@ export async function lastSeqOf(store: SessionStore, sessionId: string): Promise
   return (await store.read(sessionId)).length;
 }
 
-/**
- * An entry's `type`, `"results+reply"` for a reply that carries the last batch's results message,
- * `?` for one that is not JSON.
- */
+/** An entry's `type`, `?` for one that is not JSON. */
 export function entryType(data: string): string {
   try {
-    const entry = JSON.parse(data);
-    return entry.type === "reply" && entry.results !== undefined
-      ? "results+reply"
-      : String(entry.type);
+    return String(JSON.parse(data).type);
   } catch {
     return "?";
   }
@@ -23,7 +17,7 @@ export function entryType(data: string): string {
 
 /** Whether an append's entries (by `entryType`) log a batch's results message. */
 export const logsResults = (types: string[]) =>
-  types.some((type) => type === "results" || type === "results+reply");
+  types.some((type) => type === "results" || type === "results_reply");
 
 /** The type of each stored entry (see `entryType`). */
 export async function entryTypes(store: SessionStore, sessionId: string): Promise<string[]> {

@@ -106,7 +106,7 @@ describe("a torn last entry is skipped, and the next append goes after it", () =
       [4, "resumed"],
       [5, "started"],
       [6, "result"],
-      [7, "results+reply"],
+      [7, "results_reply"],
       [8, "end"],
     ]);
     await reopened.close();
@@ -123,10 +123,10 @@ describe.each([
     ["JSON of no known shape", () => JSON.stringify({ type: "reply", runId: 7 })],
     ["another JSON value", () => "[1,2,3]"],
     [
-      "a reply whose results are not a message",
+      "a results_reply whose results are not a message",
       () =>
         JSON.stringify({
-          type: "reply",
+          type: "results_reply",
           runId: "cp_x",
           results: "tool results",
           message: { role: "assistant", content: "Charged." },

@@ -36,7 +36,7 @@ const onType =
     return diskFull();
   };
 
-const NORMAL_LOG = ["input", "reply", "started", "result", "results+reply", "end"];
+const NORMAL_LOG = ["input", "reply", "started", "result", "results_reply", "end"];
 
 describe("a store that throws", () => {
   it.each([1, 2])(

@@ -42,12 +42,15 @@ test("reply, started and result entries are the JSON text of their fields, for a
   expect(hashes[0]).toBe(hashes[1]);
   expect(hashes[2]).not.toBe(hashes[0]);
 
-  const replies = entries.filter((entry) => entry.type === "reply");
+  const replies = entries.filter(
+    (entry) => entry.type === "reply" || entry.type === "results_reply",
+  );
   // The second reply carries the first batch's results message: one row, not two.
   expect(replies.map((entry) => Object.keys(entry))).toEqual([
     ["type", "runId", "message", "usage", "stopReason"],
     ["type", "runId", "results", "message", "usage", "stopReason"],
   ]);
+  expect(replies.map((entry) => entry.type)).toEqual(["reply", "results_reply"]);
   expect(replies.map((entry) => [entry.runId, entry.stopReason])).toEqual([
     [runId, "tool_use"],
     [runId, "end_turn"],
@@ -96,8 +99,10 @@ test("a log written with the results message in a row of its own (before it rode
   const rows: string[] = [];
   for (const { data } of await store.read("s")) {
     const { results, ...entry } = JSON.parse(data);
-    if (results)
+    if (entry.type === "results_reply") {
       rows.push(JSON.stringify({ type: "results", runId: entry.runId, message: results }));
+      entry.type = "reply";
+    }
     rows.push(JSON.stringify(entry));
   }
   expect(rows.length).toBe((await store.read("s")).length + 2);
@@ -123,4 +128,49 @@ test("a log written with the results message in a row of its own (before it rode
     requests.push(model.requests[0]!.messages);
   }
   expect(requests[1]).toEqual(requests[0]);
+});
+
+test("a reply the engine answered in part (a repeated id) carries the last batch's results too", async () => {
+  const store = memoryStore();
+  const charge = countingTool("charge");
+  const model = scriptedModel([
+    { toolCalls: [{ id: "c1", name: "charge", input: { target: "a" } }] },
+    { toolCalls: [{ id: "c1", name: "charge", input: { target: "b" } }] },
+    { text: "Done." },
+    { text: "Again." },
+  ]);
+  const agent = createBareAgent({ model, tools: [charge.tool], sessionStore: store });
+  expect((await agent.run("Charge.", { sessionId: "s" })).subtype).toBe("success");
+  const entries = (await store.read("s")).map((row) => JSON.parse(row.data));
+  const second = entries.find((entry) => entry.answered !== undefined);
+  expect(second?.type).toBe("results_reply");
+  expect(
+    second?.results.content.map((block: { tool_use_id: string }) => block.tool_use_id),
+  ).toEqual(["c1"]);
+  // The transcript holds both batches' results, and the next run sends one per tool_use.
+  const loaded = await loadSession(store, "s");
+  expect(loaded?.messages.map((message) => message.role)).toEqual([
+    "user",
+    "assistant",
+    "user",
+    "assistant",
+    "user",
+    "assistant",
+  ]);
+  expect((await agent.run("More?", { sessionId: "s" })).subtype).toBe("success");
+  const sent = model.requests[3]!.messages;
+  const uses = sent.flatMap((message) =>
+    typeof message.content === "string"
+      ? []
+      : message.content.flatMap((block) => (block.type === "tool_use" ? [block.id] : [])),
+  );
+  const answers = sent.flatMap((message) =>
+    typeof message.content === "string"
+      ? []
+      : message.content.flatMap((block) =>
+          block.type === "tool_result" ? [block.tool_use_id] : [],
+        ),
+  );
+  expect(answers).toEqual(uses);
+  expect(uses).toHaveLength(2);
 });

@@ -105,7 +105,6 @@ test("a database held locked by another writer past busy_timeout: SessionStoreEr
   await store.close();
 }, 30_000);
 
-/** The WAL file's frames (a header and a page each) after its 32-byte header. */
 /** Frames in a WAL file: a 32-byte header (its page size at byte 8), then a 24-byte header a page. */
 function walFrames(path: string): number {
   const wal = readFileSync(`${path}-wal`);
@@ -268,6 +267,35 @@ test("a file of layout 1 (the seq checked by a query, not the table) gets the ch
   } finally {
     check.close();
   }
+});
+
+test("a session with a row deleted by hand takes only its last seq + 1, not the hole", async () => {
+  const path = join(dir, "hole.db");
+  const store = sqliteStore({ path });
+  await store.append("s", 1, ["a", "b", "c", "d"]);
+  const raw = new Database(path);
+  raw.prepare("DELETE FROM skein_entries WHERE session_id = 's' AND seq = 2").run();
+  raw.close();
+  for (const seq of [2, 4, 6])
+    await expect(store.append("s", seq, ["x"])).rejects.toMatchObject({
+      name: "SessionConflictError",
+      lastSeq: 4,
+    });
+  await store.append("s", 5, ["e"]);
+  expect((await store.read("s")).map((row) => row.seq)).toEqual([1, 3, 4, 5]);
+  await store.close();
+});
+
+test("a file of the first layout with a hole in a session still moves over", async () => {
+  const path = join(dir, "first-layout-hole.db");
+  firstLayout(path);
+  const raw = new Database(path);
+  raw.prepare("DELETE FROM skein_entries WHERE session_id = 'old' AND seq = 2").run();
+  raw.close();
+  const store = sqliteStore({ path });
+  expect((await store.read("old")).map((row) => row.data)).toEqual(["o1", "o3"]);
+  await store.append("old", 4, ["o4"]);
+  await store.close();
 });
 
 test("a file of a newer layout is refused, not changed", async () => {

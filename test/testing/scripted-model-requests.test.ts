@@ -1,5 +1,6 @@
 // scriptedModel records each request as it was sent: its JSON text taken at the call, read back
 // into objects on first read; a request JSON cannot write is copied whole instead.
+import { inspect } from "node:util";
 import { createBareAgent, type Message, tool } from "skein";
 import { scriptedModel } from "skein/testing";
 import { expect, test } from "vitest";
@@ -41,6 +42,21 @@ test("an entry read twice is one object, which the test may change; the array be
     { role: "user", content: "two" },
   ]);
   expect(JSON.parse(JSON.stringify(model.requests))).toHaveLength(2);
+  // An entry assigned before it was read is what was assigned, whatever it is.
+  await agent.run("three");
+  (model.requests as unknown[])[2] = undefined;
+  expect(model.requests[2]).toBeUndefined();
+  (model.requests as unknown[])[1] = null;
+  expect(model.requests[1]).toBeNull();
+  expect(model.requests).toHaveLength(3);
+});
+
+test("console.log and util.inspect show the requests, not accessors", async () => {
+  const model = scriptedModel([{ text: "a" }]);
+  await createBareAgent({ model }).run("shown");
+  const shown = inspect(model.requests, { depth: 5 });
+  expect(shown).not.toContain("Getter");
+  expect(shown).toContain("shown");
 });
 
 test("a request JSON cannot write (a BigInt in it) is copied whole, as it was sent", async () => {
@@ -48,7 +64,9 @@ test("a request JSON cannot write (a BigInt in it) is copied whole, as it was se
   const messages: Message[] = [{ role: "user", content: "hi" }];
   const request = { system: "", messages, tools: [], extra: 10n };
   const events = [];
-  for await (const event of model.stream(request as never, { signal: new AbortController().signal }))
+  for await (const event of model.stream(request as never, {
+    signal: new AbortController().signal,
+  }))
     events.push(event);
   expect(events.at(-1)).toMatchObject({ type: "message" });
   messages.push({ role: "assistant", content: "later" });
