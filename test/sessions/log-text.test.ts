@@ -6,6 +6,9 @@ import { scriptedModel } from "skein/testing";
 import { expect, test } from "vitest";
 import { countingTool } from "../support/tools.ts";
 
+/** The roles of a run with two tool batches and a final answer. */
+const TWO_BATCHES_AND_ANSWER = ["user", "assistant", "user", "assistant", "user", "assistant"];
+
 test("reply, started and result entries are the JSON text of their fields, for any call id", async () => {
   const store = memoryStore();
   const charge = countingTool("charge");
@@ -111,14 +114,7 @@ test("a log written with the results message in a row of its own (before it rode
   const now = await loadSession(store, "s");
   const before = await loadSession(older, "s");
   expect(before?.messages).toEqual(now?.messages);
-  expect(now?.messages.map((message) => message.role)).toEqual([
-    "user",
-    "assistant",
-    "user",
-    "assistant",
-    "user",
-    "assistant",
-  ]);
+  expect(now?.messages.map((message) => message.role)).toEqual(TWO_BATCHES_AND_ANSWER);
   // Both continue with the same transcript.
   const requests = [];
   for (const log of [store, older]) {
@@ -149,14 +145,7 @@ test("a reply the engine answered in part (a repeated id) carries the last batch
   ).toEqual(["c1"]);
   // The transcript holds both batches' results, and the next run sends one per tool_use.
   const loaded = await loadSession(store, "s");
-  expect(loaded?.messages.map((message) => message.role)).toEqual([
-    "user",
-    "assistant",
-    "user",
-    "assistant",
-    "user",
-    "assistant",
-  ]);
+  expect(loaded?.messages.map((message) => message.role)).toEqual(TWO_BATCHES_AND_ANSWER);
   expect((await agent.run("More?", { sessionId: "s" })).subtype).toBe("success");
   const sent = model.requests[3]!.messages;
   const uses = sent.flatMap((message) =>
