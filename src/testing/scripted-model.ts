@@ -30,7 +30,8 @@ export type Script =
 export interface ScriptedModel extends Model {
   /**
    * Every request as it was sent: its JSON text, taken when the model was called, read back into
-   * objects the first time an entry is read (a request JSON cannot write is copied whole instead).
+   * objects the first time an entry is read, so what JSON drops (a property set to `undefined`) is
+   * not there. A request JSON cannot write is copied whole instead.
    */
   readonly requests: ModelRequest[];
 }
