@@ -25,10 +25,10 @@ const OPTION_KEYS: ReadonlySet<string> = new Set(["path", "synchronous"]);
 const BUSY_TIMEOUT_MS = 5000;
 /**
  * Pages of 2 KiB, not SQLite's 4 KiB: a commit copies, checksums and writes every page it touched
- * whole to the WAL, and an append touches two (its row's and its index entry's). Most entries are
- * well under a page (started markers, small results, replies): half the bytes took 1.5-2 µs off an
- * append at the median inside runs, and more off the mean (checkpoints copy fewer bytes); entries
- * over ~8 KiB, which span more pages, pay about a tenth more.
+ * whole to the WAL (an append: its row's). Most entries are well under a page (started markers,
+ * small results, replies): half the bytes took 1.5-2 µs off an append of two pages at the median
+ * inside runs, and more off the mean (checkpoints copy fewer bytes); entries over ~8 KiB, which
+ * span more pages, pay about a tenth more.
  */
 const PAGE_SIZE = 2048;
 /**
@@ -39,26 +39,59 @@ const PAGE_SIZE = 2048;
 const AUTOCHECKPOINT_BYTES = 4 * 1024 * 1024;
 
 /**
- * Layout 2 (`PRAGMA user_version`): one table, so an append writes only its rows and their index
- * entries (two pages for a small entry; a commit costs about its page writes and locks). The
- * rowid is the store-wide append counter that orders list(), `at` the append's time; list() reads
- * each session's first and last rows. The expected-seq check is in the table (a trigger refuses a
- * seq that is not the session's last + 1; the unique index stands behind it), so an append of one
- * entry is one INSERT statement (which takes the write lock before it reads, as `BEGIN IMMEDIATE`
- * does).
- * Layout 1 is the same without the trigger; layout 0 (a `skein_sessions` table and an index on its
- * counter, rewritten by every append) is moved over once. Both on open, under the write lock.
+ * Layout 3 (`PRAGMA user_version`): an entry's row id is its session's number (`skein_sessions.n`)
+ * in the high bits and its seq in the low 32, so a session's entries are one range of the table's
+ * own B-tree: an append writes its row's page and nothing else (no second index), which took
+ * 10-20 µs off a one-tool turn inside runs (three appends). The expected-seq check is in the table:
+ * a trigger refuses an id that is not its session's last + 1 (exactly: a hole left by hand is not
+ * filled) or whose session has no row, so an append of one entry is one INSERT statement (which
+ * takes the write lock before it reads, as `BEGIN IMMEDIATE` does). The same trigger keeps list()'s
+ * order: a session's `touched` becomes the store-wide newest when an append lands in a session
+ * that was not the newest (two pages more then, none when a session goes on appending).
+ * Session numbers are never reused (AUTOINCREMENT), so a store object's cached number of a session
+ * deleted elsewhere matches no row: its next append is refused, never written under another id.
+ * Older layouts are moved over once, on open, under the write lock: layout 2 and 1 (one table keyed
+ * by a store-wide counter, a unique index on (session_id, seq); 2 had the trigger), layout 0 (a
+ * `skein_sessions` table and an index on its counter, rewritten by every append).
  */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
+/** The largest seq an entry id holds (its low 32 bits). */
+const MAX_SEQ = 2 ** 32 - 1;
+/** The largest session number whose ids stay in SQLite's signed 64 bits. */
+const MAX_SESSION_NUMBER = 2 ** 31 - 1;
 const SEQ_GAP = "skein: seq does not follow the last seq of its session";
-// The session's last seq + 1, exactly (one seek of the index, as the insert makes anyway).
-const SEQ_TRIGGER = `
-CREATE TRIGGER skein_entries_seq_follows BEFORE INSERT ON skein_entries
-WHEN NEW.seq IS NOT coalesce(
-  (SELECT max(seq) FROM skein_entries WHERE session_id = NEW.session_id), 0) + 1
-BEGIN SELECT RAISE(ABORT, '${SEQ_GAP}'); END;
+const TABLES = `
+CREATE TABLE skein_sessions (
+  n INTEGER PRIMARY KEY AUTOINCREMENT,
+  session_id TEXT NOT NULL UNIQUE,
+  touched INTEGER NOT NULL
+);
+CREATE INDEX skein_sessions_touched ON skein_sessions (touched);
+CREATE TABLE skein_entries (
+  id INTEGER PRIMARY KEY,
+  at INTEGER NOT NULL,
+  data TEXT NOT NULL
+);
 `;
-const TABLE = `
+// One trigger, so one sub-program a row: the check (a seek of the row's range and of its
+// session), then the list order (a seek of the session and of the newest; no write when the
+// session is the newest already).
+const APPEND_TRIGGER = `
+CREATE TRIGGER skein_entries_append BEFORE INSERT ON skein_entries
+BEGIN
+  SELECT RAISE(ABORT, '${SEQ_GAP}')
+  WHERE NEW.id IS NOT coalesce(
+      (SELECT max(id) FROM skein_entries
+       WHERE id > (NEW.id >> 32) << 32 AND id <= NEW.id | ${MAX_SEQ}),
+      (NEW.id >> 32) << 32) + 1
+    OR NOT EXISTS (SELECT 1 FROM skein_sessions WHERE n = NEW.id >> 32);
+  UPDATE skein_sessions SET touched = (SELECT max(touched) FROM skein_sessions) + 1
+  WHERE n = NEW.id >> 32 AND touched < (SELECT max(touched) FROM skein_sessions);
+END;
+`;
+const SCHEMA = TABLES + APPEND_TRIGGER;
+/** Layouts 1 and 2 (the same table; 2 with a trigger), as layout 0 is moved into first. */
+const LAYOUT_2_TABLE = `
 CREATE TABLE skein_entries (
   id INTEGER PRIMARY KEY,
   session_id TEXT NOT NULL,
@@ -68,11 +101,10 @@ CREATE TABLE skein_entries (
 );
 CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
 `;
-const SCHEMA = TABLE + SEQ_TRIGGER;
-/** The first layout's rows, in their list() order, into the table above (the check after them). */
+/** The first layout's rows, in their list() order, into layout 2's table. */
 const MIGRATE_FROM_0 = `
 ALTER TABLE skein_entries RENAME TO skein_entries_0;
-${TABLE}
+${LAYOUT_2_TABLE}
 INSERT INTO skein_entries (session_id, seq, at, data)
   SELECT e.session_id, e.seq,
          coalesce(CASE WHEN e.seq = 1 THEN s.created_at ELSE s.updated_at END, 0), e.data
@@ -80,7 +112,23 @@ INSERT INTO skein_entries (session_id, seq, at, data)
   ORDER BY coalesce(s.touched, 0), e.session_id, e.seq;
 DROP TABLE skein_entries_0;
 DROP TABLE skein_sessions;
-${SEQ_TRIGGER}
+`;
+/**
+ * Layout 2's rows into layout 3: sessions numbered in list() order, each touched at its last row's
+ * counter; seqs kept as they are (a hole left by hand stays a hole), the check created after them.
+ */
+const MIGRATE_FROM_2 = `
+DROP TRIGGER IF EXISTS skein_entries_seq_follows;
+ALTER TABLE skein_entries RENAME TO skein_entries_2;
+${TABLES}
+INSERT INTO skein_sessions (session_id, touched)
+  SELECT session_id, max(id) FROM skein_entries_2 GROUP BY session_id ORDER BY max(id);
+INSERT INTO skein_entries (id, at, data)
+  SELECT (s.n << 32) | e.seq, e.at, e.data
+  FROM skein_entries_2 AS e JOIN skein_sessions AS s ON s.session_id = e.session_id
+  ORDER BY 1;
+DROP TABLE skein_entries_2;
+${APPEND_TRIGGER}
 `;
 
 /** A session store in a SQLite file: each append one write transaction, WAL journal. */
@@ -160,7 +208,7 @@ function enterWal(db: BetterSqlite3.Database): void {
 const schemaVersion = (db: BetterSqlite3.Database) =>
   db.pragma("user_version", { simple: true }) as number;
 
-/** Creates the tables, or moves the first layout over; under the write lock, so once. */
+/** Creates the tables, or moves an older layout over; under the write lock, so once. */
 function prepareSchema(db: BetterSqlite3.Database): void {
   const version = schemaVersion(db);
   if (version === SCHEMA_VERSION) return;
@@ -172,16 +220,28 @@ function prepareSchema(db: BetterSqlite3.Database): void {
   const hasTable = (name: string) =>
     db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !==
     undefined;
-  if (hasTable("skein_sessions")) db.exec(MIGRATE_FROM_0);
-  else db.exec(version === 1 ? SEQ_TRIGGER : SCHEMA);
+  if (!hasTable("skein_entries")) db.exec(SCHEMA);
+  else {
+    if (version === 0 && hasTable("skein_sessions")) db.exec(MIGRATE_FROM_0);
+    // A seq outside an id's 32 bits would land in another session's range: refused, not moved.
+    const outside = db
+      .prepare("SELECT session_id, seq FROM skein_entries WHERE seq < 1 OR seq > ? LIMIT 1")
+      .get(MAX_SEQ) as { session_id: string; seq: number } | undefined;
+    if (outside) {
+      throw new SessionStoreError(
+        `session "${outside.session_id}" has an entry at seq ${outside.seq}, outside 1-${MAX_SEQ}: this skein cannot move it to its layout ${SCHEMA_VERSION}. Fix or remove that row, or keep the file with the skein that wrote it.`,
+      );
+    }
+    db.exec(MIGRATE_FROM_2);
+  }
   db.pragma(`user_version = ${SCHEMA_VERSION}`);
 }
 
-/** The unique index (a seq already there) or the trigger (a gap) refused the append. */
+/** The trigger (a gap, or no such session row) or the primary key (a seq already there) refused it. */
 function refusedSeq(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;
   return (
-    code === "SQLITE_CONSTRAINT_UNIQUE" ||
+    code === "SQLITE_CONSTRAINT_PRIMARYKEY" ||
     (code === "SQLITE_CONSTRAINT_TRIGGER" && String(error).includes(SEQ_GAP))
   );
 }
@@ -194,51 +254,95 @@ interface SessionRow {
 }
 
 function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
-  const lastSeqOf = db
-    .prepare<[string], number>("SELECT max(seq) FROM skein_entries WHERE session_id = ?")
+  /**
+   * Session numbers this store object has used: an append after the first skips the lookup. A
+   * number cached for a session deleted elsewhere matches no row (numbers are never reused), so
+   * the trigger refuses the append, and the number is forgotten.
+   */
+  const numbers = new Map<string, number>();
+  const numberOf = db
+    .prepare<[string], number>("SELECT n FROM skein_sessions WHERE session_id = ?")
     .pluck();
-  const insertEntry = db.prepare<[string, number, number, string]>(
-    "INSERT INTO skein_entries (session_id, seq, at, data) VALUES (?, ?, ?, ?)",
+  // A new session is the newest; the trigger moves an existing one when an append lands in it.
+  const addSession = db.prepare<[string]>(
+    `INSERT INTO skein_sessions (session_id, touched)
+     VALUES (?, coalesce((SELECT max(touched) FROM skein_sessions), 0) + 1)
+     ON CONFLICT (session_id) DO NOTHING`,
   );
-  const selectEntries = db.prepare<[string, number], { seq: number; data: string }>(
-    "SELECT seq, data FROM skein_entries WHERE session_id = ? AND seq > ? ORDER BY seq",
+  // `|`, not `+`: better-sqlite3 binds numbers as REAL, and a REAL sum would round past 2^53.
+  const insertEntry = db.prepare<[number, number, number, string]>(
+    "INSERT INTO skein_entries (id, at, data) VALUES ((? << 32) | ?, ?, ?)",
   );
-  // Each session by index seeks (the distinct ids, then each one's first and last rows), newest
-  // append first: the rowid is the store-wide counter.
+  const lastSeqOf = db
+    .prepare<[string], number | null>(
+      `SELECT max(e.id) & ${MAX_SEQ} FROM skein_sessions AS s JOIN skein_entries AS e
+         ON e.id > s.n << 32 AND e.id <= (s.n << 32) | ${MAX_SEQ}
+       WHERE s.session_id = ?`,
+    )
+    .pluck();
+  const selectEntries = db.prepare<[number, string], { seq: number; data: string }>(
+    `SELECT e.id & ${MAX_SEQ} AS seq, e.data FROM skein_sessions AS s JOIN skein_entries AS e
+       ON e.id > (s.n << 32) | ? AND e.id <= (s.n << 32) | ${MAX_SEQ}
+     WHERE s.session_id = ? ORDER BY e.id`,
+  );
+  // Each session's last row (one seek of its range) and first row, newest first.
   const selectSessions = db.prepare<[], SessionRow>(
-    `WITH RECURSIVE ids (session_id) AS (
-       SELECT min(session_id) FROM skein_entries
-       UNION ALL
-       SELECT (SELECT min(session_id) FROM skein_entries WHERE session_id > ids.session_id)
-       FROM ids WHERE ids.session_id IS NOT NULL
-     )
-     SELECT last.session_id, coalesce(first.at, last.at) AS created_at, last.at AS updated_at,
-            last.seq AS last_seq
-     FROM ids
+    `SELECT s.session_id, last.id & ${MAX_SEQ} AS last_seq, last.at AS updated_at,
+            coalesce((SELECT at FROM skein_entries WHERE id = (s.n << 32) | 1), last.at)
+              AS created_at
+     FROM skein_sessions AS s
      JOIN skein_entries AS last ON last.id = (
-       SELECT id FROM skein_entries WHERE session_id = ids.session_id ORDER BY seq DESC LIMIT 1)
-     LEFT JOIN skein_entries AS first ON first.session_id = ids.session_id AND first.seq = 1
-     ORDER BY last.id DESC`,
+       SELECT max(id) FROM skein_entries WHERE id > s.n << 32 AND id <= (s.n << 32) | ${MAX_SEQ})
+     ORDER BY s.touched DESC`,
   );
-  const deleteSession = db.prepare<[string]>("DELETE FROM skein_entries WHERE session_id = ?");
+  const deleteEntries = db.prepare<[number, number]>(
+    `DELETE FROM skein_entries WHERE id > ? << 32 AND id <= (? << 32) | ${MAX_SEQ}`,
+  );
+  const deleteSession = db.prepare<[number]>("DELETE FROM skein_sessions WHERE n = ?");
 
-  // An append writes only its rows; the table checks the seq (SCHEMA). Entries after the first go
-  // in the same transaction, each checked against the one before.
-  const appendMany = db.transaction((sessionId: string, seq: number, entries: string[]) => {
+  const insertAll = (n: number, seq: number, entries: string[]) => {
     const now = Date.now();
     for (let index = 0; index < entries.length; index++)
-      insertEntry.run(sessionId, seq + index, now, entries[index]!);
+      insertEntry.run(n, seq + index, now, entries[index]!);
+  };
+  // A session this object has no number for: its row (made when missing), then the entries, in
+  // one transaction (a refused append leaves no session row behind). Seq 1 always comes here, so
+  // a session deleted and begun again elsewhere is written under its new number.
+  const appendLookingUp = db.transaction((sessionId: string, seq: number, entries: string[]) => {
+    addSession.run(sessionId);
+    const n = numberOf.get(sessionId)!;
+    if (n > MAX_SESSION_NUMBER) {
+      throw new SessionStoreError(
+        `the file has numbered ${MAX_SESSION_NUMBER} sessions, as many as its entry ids hold: start a new file.`,
+      );
+    }
+    insertAll(n, seq, entries);
+    return n;
   });
+  const appendMany = db.transaction(insertAll);
+  const conflict = (sessionId: string, seq: number) =>
+    new SessionConflictError({ sessionId, seq, lastSeq: lastSeqOf.get(sessionId) ?? 0 });
   const append = (sessionId: string, seq: number, entries: string[]) => {
+    if (seq + entries.length - 1 > MAX_SEQ) throw conflict(sessionId, seq);
+    const n = seq === 1 ? undefined : numbers.get(sessionId);
     try {
-      if (entries.length === 1) insertEntry.run(sessionId, seq, Date.now(), entries[0]!);
-      else appendMany.immediate(sessionId, seq, entries);
+      if (n === undefined)
+        numbers.set(sessionId, appendLookingUp.immediate(sessionId, seq, entries));
+      else if (entries.length === 1) insertEntry.run(n, seq, Date.now(), entries[0]!);
+      else appendMany.immediate(n, seq, entries);
     } catch (error) {
       if (!refusedSeq(error)) throw error;
-      throw new SessionConflictError({ sessionId, seq, lastSeq: lastSeqOf.get(sessionId) ?? 0 });
+      numbers.delete(sessionId);
+      throw conflict(sessionId, seq);
     }
   };
-  const remove = db.transaction((sessionId: string) => deleteSession.run(sessionId).changes > 0);
+  const remove = db.transaction((sessionId: string) => {
+    const n = numberOf.get(sessionId);
+    if (n === undefined) return false;
+    const removed = deleteEntries.run(n, n).changes > 0;
+    deleteSession.run(n);
+    return removed;
+  });
 
   /** Runs a method's body, turning a closed database or a SQLite failure into a SessionStoreError. */
   const attempt = <T>(method: string, body: (prefix: string) => T): Promise<T> => {
@@ -261,7 +365,7 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
     read: (sessionId, options) =>
       attempt("read", (prefix) => {
         assertSessionId(prefix, sessionId);
-        return selectEntries.all(sessionId, readAfter(prefix, options));
+        return selectEntries.all(Math.min(readAfter(prefix, options), MAX_SEQ), sessionId);
       }),
     list: () =>
       attempt("list", () =>
@@ -277,6 +381,7 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
     delete: (sessionId) =>
       attempt("delete", (prefix) => {
         assertSessionId(prefix, sessionId);
+        numbers.delete(sessionId);
         return remove.immediate(sessionId);
       }),
     close: async () => {

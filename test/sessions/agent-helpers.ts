@@ -58,6 +58,10 @@ export function failingStore(failWhen: FailWhen): SessionStore & {
   };
 }
 
+/** One entry's row of a SQLite session file (its id: the session's number, then the seq in 32 bits). */
+export const SQLITE_ROW = `SELECT e.id, e.data FROM skein_sessions AS s JOIN skein_entries AS e
+  ON e.id = (s.n << 32) | ? WHERE s.session_id = ?`;
+
 /** Edits one stored entry of a SQLite session file in place, as someone with the file could. */
 export function editSqliteRow(
   path: string,
@@ -67,15 +71,11 @@ export function editSqliteRow(
 ): void {
   const db = new Database(path);
   try {
-    const row = db
-      .prepare("SELECT data FROM skein_entries WHERE session_id = ? AND seq = ?")
-      .get(sessionId, seq) as { data: string } | undefined;
+    const row = db.prepare(SQLITE_ROW).safeIntegers().get(seq, sessionId) as
+      | { id: bigint; data: string }
+      | undefined;
     if (!row) throw new Error(`no entry at seq ${seq} of session "${sessionId}"`);
-    db.prepare("UPDATE skein_entries SET data = ? WHERE session_id = ? AND seq = ?").run(
-      edit(row.data),
-      sessionId,
-      seq,
-    );
+    db.prepare("UPDATE skein_entries SET data = ? WHERE id = ?").run(edit(row.data), row.id);
   } finally {
     db.close();
   }

@@ -1,5 +1,5 @@
 // sqliteStore() beyond the shared contract: its file, WAL, sharing one file, a locked database, the
-// pages an append writes, and files of the first layout.
+// pages an append writes, the limits of its entry ids, and files of older layouts.
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -7,6 +7,7 @@ import { SessionStoreError } from "skein";
 import { sqliteStore } from "skein/sqlite";
 import { expect, test } from "vitest";
 import { useTempDir } from "../support/temp.ts";
+import { SQLITE_ROW } from "./agent-helpers.ts";
 
 const dir = useTempDir("skein-sqlite-");
 
@@ -18,9 +19,7 @@ test("the file's directory is created, and the file is left in WAL mode", async 
   const raw = new Database(path, { readonly: true });
   try {
     expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(raw.prepare("SELECT seq, data FROM skein_entries").all()).toEqual([
-      { seq: 1, data: "a" },
-    ]);
+    expect(raw.prepare(`${SQLITE_ROW.replace("e.id,", "")}`).get(1, "s")).toEqual({ data: "a" });
   } finally {
     raw.close();
   }
@@ -141,25 +140,30 @@ test("a new file has 2 KiB pages; a file made with 4 KiB pages keeps them and wo
   expect(pageSizeOf(old)).toBe(4096);
 });
 
-test("an append of a small entry writes two pages: its row and its index entry, nothing else", async () => {
+test("an append of a small entry writes one page, its row's; one that changes the list order three", async () => {
   const path = join(dir, "pages.db");
   const store = sqliteStore({ path });
   await store.append("s", 1, ["first"]);
   await store.append("t", 1, ["first"]);
-  const before = walFrames(path);
-  for (let seq = 2; seq <= 11; seq++) {
+  // No checkpoint runs below 2048 frames, so the WAL only grows: one frame a page written.
+  let before = walFrames(path);
+  // "s" becomes the newest session: its row, its session's row, the list order's index.
+  await store.append("s", 2, ["second"]);
+  expect(walFrames(path) - before).toBe(3);
+  before = walFrames(path);
+  for (let seq = 3; seq <= 12; seq++) {
     await store.append("s", seq, [`{"type":"started","seq":${seq}}`]);
   }
-  // No checkpoint runs below 2000 frames, so the WAL only grows: one frame a page written.
-  expect(walFrames(path) - before).toBe(20);
+  expect(walFrames(path) - before).toBe(10);
   await store.close();
 });
 
 test("the WAL is checkpointed at 4 MiB of pages, as SQLite's default is with 4 KiB pages", async () => {
   const path = join(dir, "checkpoint.db");
   const store = sqliteStore({ path });
-  // 600 small appends, two 2 KiB pages each: past SQLite's default of 1000 frames, under 2048.
-  for (let seq = 1; seq <= 600; seq++) await store.append("s", seq, [`{"seq":${seq}}`]);
+  // 1200 small appends, a 2 KiB page each (and a leaf split now and then): past SQLite's default
+  // of 1000 frames, under 2048.
+  for (let seq = 1; seq <= 1200; seq++) await store.append("s", seq, [`{"seq":${seq}}`]);
   const raw = new Database(path);
   try {
     const { log } = (raw.pragma("wal_checkpoint(PASSIVE)") as { log: number }[])[0]!;
@@ -214,9 +218,8 @@ test("a file of the first layout is moved over on open: entries, list order and 
   await store.close();
   const raw = new Database(path, { readonly: true });
   try {
-    expect(raw.pragma("user_version", { simple: true })).toBe(2);
-    const tables = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck();
-    expect(tables.all()).toEqual(["skein_entries"]);
+    expect(raw.pragma("user_version", { simple: true })).toBe(3);
+    expect(objectsOf(raw)).toEqual(LAYOUT_3);
   } finally {
     raw.close();
   }
@@ -261,9 +264,8 @@ test("a file of layout 1 (the seq checked by a query, not the table) gets the ch
   await store.close();
   const check = new Database(path, { readonly: true });
   try {
-    expect(check.pragma("user_version", { simple: true })).toBe(2);
-    const triggers = check.prepare("SELECT name FROM sqlite_master WHERE type = 'trigger'");
-    expect(triggers.pluck().all()).toEqual(["skein_entries_seq_follows"]);
+    expect(check.pragma("user_version", { simple: true })).toBe(3);
+    expect(objectsOf(check)).toEqual(LAYOUT_3);
   } finally {
     check.close();
   }
@@ -274,7 +276,9 @@ test("a session with a row deleted by hand takes only its last seq + 1, not the 
   const store = sqliteStore({ path });
   await store.append("s", 1, ["a", "b", "c", "d"]);
   const raw = new Database(path);
-  raw.prepare("DELETE FROM skein_entries WHERE session_id = 's' AND seq = 2").run();
+  raw
+    .prepare(`DELETE FROM skein_entries WHERE id = (${SQLITE_ROW.replace("e.id, e.data", "e.id")})`)
+    .run(2, "s");
   raw.close();
   for (const seq of [2, 4, 6])
     await expect(store.append("s", seq, ["x"])).rejects.toMatchObject({
@@ -301,14 +305,189 @@ test("a file of the first layout with a hole in a session still moves over", asy
 test("a file of a newer layout is refused, not changed", async () => {
   const path = join(dir, "newer.db");
   const raw = new Database(path);
-  raw.pragma("user_version = 3");
+  raw.pragma("user_version = 4");
   raw.close();
   expect(() => sqliteStore({ path })).toThrow(SessionStoreError);
-  expect(() => sqliteStore({ path })).toThrow(/newer skein \(layout 3; this one reads 2\)/);
+  expect(() => sqliteStore({ path })).toThrow(/newer skein \(layout 4; this one reads 3\)/);
   const check = new Database(path, { readonly: true });
   try {
     expect(check.prepare("SELECT count(*) FROM sqlite_master").pluck().get()).toBe(0);
   } finally {
     check.close();
   }
+});
+
+/** A file's tables, indexes and triggers, as `type name` lines. */
+function objectsOf(db: Database.Database): string[] {
+  return db
+    .prepare("SELECT type || ' ' || name FROM sqlite_master ORDER BY type, name")
+    .pluck()
+    .all() as string[];
+}
+
+const LAYOUT_3 = [
+  "index skein_sessions_touched",
+  "index sqlite_autoindex_skein_sessions_1",
+  "table skein_entries",
+  "table skein_sessions",
+  "table sqlite_sequence",
+  "trigger skein_entries_append",
+];
+
+test("a file of layout 2 is moved over on open: entries, holes, list order and times kept", async () => {
+  const path = join(dir, "layout-2.db");
+  const raw = new Database(path);
+  raw.pragma("journal_mode = WAL");
+  // The rowid is layout 2's store-wide counter: "b" was appended to last, then "a".
+  raw.exec(`
+    CREATE TABLE skein_entries (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
+      seq INTEGER NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL);
+    CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
+    CREATE TRIGGER skein_entries_seq_follows BEFORE INSERT ON skein_entries
+    WHEN NEW.seq IS NOT coalesce(
+      (SELECT max(seq) FROM skein_entries WHERE session_id = NEW.session_id), 0) + 1
+    BEGIN SELECT RAISE(ABORT, 'gap'); END;
+    INSERT INTO skein_entries (session_id, seq, at, data) VALUES
+      ('b', 1, 1000, 'b1'), ('a', 1, 2000, 'a1'), ('c', 1, 2500, 'c1'), ('a', 2, 3000, 'a2'),
+      ('a', 3, 3500, 'a3'), ('b', 2, 4000, 'b2');
+    DELETE FROM skein_entries WHERE session_id = 'a' AND seq = 2;
+  `);
+  raw.pragma("user_version = 2");
+  raw.close();
+
+  const store = sqliteStore({ path });
+  expect(await store.list()).toEqual([
+    { sessionId: "b", createdAt: 1000, updatedAt: 4000, lastSeq: 2 },
+    { sessionId: "a", createdAt: 2000, updatedAt: 3500, lastSeq: 3 },
+    { sessionId: "c", createdAt: 2500, updatedAt: 2500, lastSeq: 1 },
+  ]);
+  expect(await store.read("a")).toEqual([
+    { seq: 1, data: "a1" },
+    { seq: 3, data: "a3" },
+  ]);
+  for (const seq of [1, 2, 3, 5])
+    await expect(store.append("a", seq, ["x"])).rejects.toMatchObject({
+      name: "SessionConflictError",
+      lastSeq: 3,
+    });
+  await store.append("c", 2, ["c2"]);
+  await store.append("d", 1, ["d1"]);
+  expect((await store.list()).map((info) => info.sessionId)).toEqual(["d", "c", "b", "a"]);
+  await store.close();
+  const check = new Database(path, { readonly: true });
+  try {
+    expect(check.pragma("user_version", { simple: true })).toBe(3);
+    expect(objectsOf(check)).toEqual(LAYOUT_3);
+  } finally {
+    check.close();
+  }
+});
+
+test("an older file with a seq an entry id cannot hold is refused on open, not changed", async () => {
+  const path = join(dir, "layout-2-huge-seq.db");
+  const raw = new Database(path);
+  raw.exec(`
+    CREATE TABLE skein_entries (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
+      seq INTEGER NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL);
+    CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
+    INSERT INTO skein_entries (session_id, seq, at, data)
+      VALUES ('a', 1, 1000, 'a1'), ('a', 4294967296, 2000, 'a2');
+  `);
+  raw.pragma("user_version = 2");
+  raw.close();
+  expect(() => sqliteStore({ path })).toThrow(SessionStoreError);
+  expect(() => sqliteStore({ path })).toThrow(
+    /session "a" has an entry at seq 4294967296, outside 1-4294967295/,
+  );
+  const check = new Database(path, { readonly: true });
+  try {
+    expect(check.pragma("user_version", { simple: true })).toBe(2);
+    expect(check.prepare("SELECT count(*) FROM skein_entries").pluck().get()).toBe(2);
+  } finally {
+    check.close();
+  }
+});
+
+test("a session deleted and begun again through another store object: the first one's next append is refused, never written under the new session", async () => {
+  const path = join(dir, "renumbered.db");
+  const first = sqliteStore({ path });
+  const second = sqliteStore({ path });
+  try {
+    await first.append("s", 1, ["old 1", "old 2", "old 3"]);
+    await first.append("s", 4, ["old 4"]); // first now knows the session's number
+    expect(await second.delete("s")).toBe(true);
+    await second.append("s", 1, ["new 1", "new 2", "new 3", "new 4"]);
+    // seq 5 is the new session's last + 1, but first never read it: its number is the old one's.
+    await expect(first.append("s", 5, ["stale"])).rejects.toMatchObject({
+      name: "SessionConflictError",
+      lastSeq: 4,
+    });
+    expect((await second.read("s")).map((row) => row.data)).toEqual([
+      "new 1",
+      "new 2",
+      "new 3",
+      "new 4",
+    ]);
+    // Its number forgotten, the next append looks the session up again.
+    await first.append("s", 5, ["new 5"]);
+    expect((await second.read("s", { after: 4 })).map((row) => row.data)).toEqual(["new 5"]);
+    // Deleted through first itself, the id begins again from seq 1 there too.
+    expect(await first.delete("s")).toBe(true);
+    await expect(first.append("s", 6, ["x"])).rejects.toMatchObject({ lastSeq: 0 });
+    await first.append("s", 1, ["again"]);
+    expect(await second.read("s")).toEqual([{ seq: 1, data: "again" }]);
+  } finally {
+    await first.close();
+    await second.close();
+  }
+});
+
+test("a seq past what an entry id holds is a conflict, nothing written", async () => {
+  const store = sqliteStore({ path: join(dir, "huge-seq.db") });
+  await store.append("s", 1, ["a"]);
+  for (const [seq, entries] of [
+    [2 ** 32, ["x"]],
+    [2 ** 32 - 1, ["x", "y"]],
+    [2 ** 40, ["x"]],
+  ] as const)
+    await expect(store.append("s", seq, [...entries])).rejects.toMatchObject({
+      name: "SessionConflictError",
+      seq,
+      lastSeq: 1,
+    });
+  expect(await store.read("s", { after: 2 ** 40 })).toEqual([]);
+  expect(await store.read("s")).toEqual([{ seq: 1, data: "a" }]);
+  await store.close();
+});
+
+test("session numbers up to the last an id holds work; past it a new session is refused, nothing written", async () => {
+  const path = join(dir, "numbers.db");
+  const store = sqliteStore({ path });
+  await store.append("first", 1, ["f"]);
+  const raw = new Database(path);
+  // The next session takes number 2^31 - 1: its ids are the top of SQLite's 64 bits.
+  raw.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'skein_sessions'").run(2 ** 31 - 2);
+  raw.close();
+  await store.append("top", 1, ["t1", "t2"]);
+  await store.append("top", 3, ["t3"]);
+  expect(await store.read("top", { after: 1 })).toEqual([
+    { seq: 2, data: "t2" },
+    { seq: 3, data: "t3" },
+  ]);
+  expect(await store.list()).toMatchObject([
+    { sessionId: "top", lastSeq: 3 },
+    { sessionId: "first", lastSeq: 1 },
+  ]);
+  await expect(store.append("past", 1, ["p"])).rejects.toSatisfy(
+    (error: unknown) =>
+      error instanceof SessionStoreError && /numbered 2147483647 sessions/.test(error.message),
+  );
+  expect(await store.read("past")).toEqual([]);
+  expect((await store.list()).map((info) => info.sessionId)).toEqual(["top", "first"]);
+  await store.append("first", 2, ["f2"]);
+  expect(await store.delete("top")).toBe(true);
+  expect((await store.list()).map((info) => [info.sessionId, info.lastSeq])).toEqual([
+    ["first", 2],
+  ]);
+  await store.close();
 });
