@@ -26,6 +26,9 @@ const RUNS = 21;
 
 const echo = tool("echo", "Echo", z.object({ n: z.number() }), async ({ n }) => `${n}`);
 
+/** A figure with its sign: "+5.1%", "-0.2%". */
+const signed = (text: string, value: number) => (value < 0 ? text : `+${text}`);
+
 /** A store that counts its appends. */
 function counting(store: SessionStore): SessionStore & { appends: number } {
   const counted = Object.assign(Object.create(store) as SessionStore, { appends: 0 });
@@ -112,7 +115,7 @@ export async function sessionsBench(): Promise<{ rows: string[][]; notes: string
         `${label}: added per tool call`,
         us(fast.get(label)!.perCallUs),
         us(base),
-        `+${us(added)}`,
+        signed(us(added), added),
         label === "sqlite normal" ? "≤ +100 µs" : "",
         label === "sqlite normal" ? verdict(added <= 100) : "",
       ]);
@@ -128,7 +131,7 @@ export async function sessionsBench(): Promise<{ rows: string[][]; notes: string
         `${label}: with a 2 ms model`,
         us(slow.get(label)!.perCallUs),
         us(slowBase),
-        `+${(slowAdded * 100).toFixed(1)}%`,
+        signed(`${(slowAdded * 100).toFixed(1)}%`, slowAdded),
         label === "sqlite normal" ? "< 10%" : "",
         label === "sqlite normal" ? verdict(slowAdded < 0.1) : "",
       ]);

@@ -491,3 +491,25 @@ test("session numbers up to the last an id holds work; past it a new session is 
   ]);
   await store.close();
 });
+
+test("an append under a session number whose session row was deleted by hand is refused", async () => {
+  const path = join(dir, "no-session-row.db");
+  const store = sqliteStore({ path });
+  await store.append("s", 1, ["a", "b"]);
+  await store.append("s", 3, ["c"]); // the store object now knows the session's number
+  const raw = new Database(path);
+  raw.prepare("DELETE FROM skein_sessions WHERE session_id = 's'").run();
+  raw.close();
+  // Its rows run 1-3, so seq 4 follows them: only the missing session row refuses it.
+  await expect(store.append("s", 4, ["d"])).rejects.toMatchObject({
+    name: "SessionConflictError",
+    lastSeq: 0,
+  });
+  const check = new Database(path, { readonly: true });
+  try {
+    expect(check.prepare("SELECT count(*) FROM skein_entries").pluck().get()).toBe(3);
+  } finally {
+    check.close();
+  }
+  await store.close();
+});
