@@ -264,10 +264,10 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
     .prepare<[string], number>("SELECT n FROM skein_sessions WHERE session_id = ?")
     .pluck();
   // A new session is the newest; the trigger moves an existing one when an append lands in it.
+  // Only for a session that has no row: AUTOINCREMENT would spend a number on a conflict too.
   const addSession = db.prepare<[string]>(
     `INSERT INTO skein_sessions (session_id, touched)
-     VALUES (?, coalesce((SELECT max(touched) FROM skein_sessions), 0) + 1)
-     ON CONFLICT (session_id) DO NOTHING`,
+     VALUES (?, coalesce((SELECT max(touched) FROM skein_sessions), 0) + 1)`,
   );
   // `|`, not `+`: better-sqlite3 binds numbers as REAL, and a REAL sum would round past 2^53.
   const insertEntry = db.prepare<[number, number, number, string]>(
@@ -305,12 +305,12 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
     for (let index = 0; index < entries.length; index++)
       insertEntry.run(n, seq + index, now, entries[index]!);
   };
-  // A session this object has no number for: its row (made when missing), then the entries, in
-  // one transaction (a refused append leaves no session row behind). Seq 1 always comes here, so
-  // a session deleted and begun again elsewhere is written under its new number.
+  // A session this object has no number for (or whose number was refused): its row (made when
+  // missing), then the entries, in one transaction (a refused append leaves no session row
+  // behind). Seq 1 always comes here, so a session deleted and begun again elsewhere is written
+  // under its new number.
   const appendLookingUp = db.transaction((sessionId: string, seq: number, entries: string[]) => {
-    addSession.run(sessionId);
-    const n = numberOf.get(sessionId)!;
+    const n = numberOf.get(sessionId) ?? Number(addSession.run(sessionId).lastInsertRowid);
     if (n > MAX_SESSION_NUMBER) {
       throw new SessionStoreError(
         `the file has numbered ${MAX_SESSION_NUMBER} sessions, as many as its entry ids hold: start a new file.`,
@@ -323,18 +323,34 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
   const conflict = (sessionId: string, seq: number) =>
     new SessionConflictError({ sessionId, seq, lastSeq: lastSeqOf.get(sessionId) ?? 0 });
   const append = (sessionId: string, seq: number, entries: string[]) => {
-    if (seq + entries.length - 1 > MAX_SEQ) throw conflict(sessionId, seq);
+    if (seq + entries.length - 1 > MAX_SEQ) throw pastLastSeq(sessionId, seq);
     const n = seq === 1 ? undefined : numbers.get(sessionId);
     try {
-      if (n === undefined)
-        numbers.set(sessionId, appendLookingUp.immediate(sessionId, seq, entries));
-      else if (entries.length === 1) insertEntry.run(n, seq, Date.now(), entries[0]!);
-      else appendMany.immediate(n, seq, entries);
+      if (n !== undefined) {
+        try {
+          if (entries.length === 1) insertEntry.run(n, seq, Date.now(), entries[0]!);
+          else appendMany.immediate(n, seq, entries);
+          return;
+        } catch (error) {
+          if (!refusedSeq(error)) throw error;
+          // Refused under the cached number, nothing written: the session may have been deleted
+          // and begun again elsewhere under a new one. Looked up afresh, it is checked again.
+          numbers.delete(sessionId);
+        }
+      }
+      numbers.set(sessionId, appendLookingUp.immediate(sessionId, seq, entries));
     } catch (error) {
       if (!refusedSeq(error)) throw error;
-      numbers.delete(sessionId);
       throw conflict(sessionId, seq);
     }
+  };
+  /** A conflict, unless the seq does follow the session's last: then the limit is the answer. */
+  const pastLastSeq = (sessionId: string, seq: number) => {
+    const lastSeq = lastSeqOf.get(sessionId) ?? 0;
+    if (lastSeq + 1 !== seq) return new SessionConflictError({ sessionId, seq, lastSeq });
+    return new SessionStoreError(
+      `session "${sessionId}" holds at most ${MAX_SEQ} entries in this store, and an append at seq ${seq} would pass that: start a new session.`,
+    );
   };
   const remove = db.transaction((sessionId: string) => {
     const n = numberOf.get(sessionId);

@@ -408,7 +408,7 @@ test("an older file with a seq an entry id cannot hold is refused on open, not c
   }
 });
 
-test("a session deleted and begun again through another store object: the first one's next append is refused, never written under the new session", async () => {
+test("a session deleted and begun again through another store object: the first one's appends follow the new session, never the old number", async () => {
   const path = join(dir, "renumbered.db");
   const first = sqliteStore({ path });
   const second = sqliteStore({ path });
@@ -416,30 +416,72 @@ test("a session deleted and begun again through another store object: the first 
     await first.append("s", 1, ["old 1", "old 2", "old 3"]);
     await first.append("s", 4, ["old 4"]); // first now knows the session's number
     expect(await second.delete("s")).toBe(true);
-    await second.append("s", 1, ["new 1", "new 2", "new 3", "new 4"]);
-    // seq 5 is the new session's last + 1, but first never read it: its number is the old one's.
+    await second.append("s", 1, ["new 1", "new 2"]);
+    // seq 5 followed the old session, not the new one: refused, nothing written.
     await expect(first.append("s", 5, ["stale"])).rejects.toMatchObject({
       name: "SessionConflictError",
-      lastSeq: 4,
+      lastSeq: 2,
     });
+    // seq 3 follows the new session: written there, though first's number was the old one's.
+    await first.append("s", 3, ["new 3"]);
+    await second.append("s", 4, ["new 4"]);
     expect((await second.read("s")).map((row) => row.data)).toEqual([
       "new 1",
       "new 2",
       "new 3",
       "new 4",
     ]);
-    // Its number forgotten, the next append looks the session up again.
-    await first.append("s", 5, ["new 5"]);
-    expect((await second.read("s", { after: 4 })).map((row) => row.data)).toEqual(["new 5"]);
+    // Deleted and begun again once more, with first's number cached: a one-entry append and a
+    // batch both land in the new session.
+    expect(await second.delete("s")).toBe(true);
+    await second.append("s", 1, ["again 1"]);
+    await first.append("s", 2, ["again 2", "again 3"]);
+    expect(await second.read("s")).toEqual([
+      { seq: 1, data: "again 1" },
+      { seq: 2, data: "again 2" },
+      { seq: 3, data: "again 3" },
+    ]);
     // Deleted through first itself, the id begins again from seq 1 there too.
     expect(await first.delete("s")).toBe(true);
     await expect(first.append("s", 6, ["x"])).rejects.toMatchObject({ lastSeq: 0 });
-    await first.append("s", 1, ["again"]);
-    expect(await second.read("s")).toEqual([{ seq: 1, data: "again" }]);
+    await first.append("s", 1, ["fresh"]);
+    expect(await second.read("s")).toEqual([{ seq: 1, data: "fresh" }]);
+    expect((await second.list()).map((info) => [info.sessionId, info.lastSeq])).toEqual([["s", 1]]);
   } finally {
     await first.close();
     await second.close();
   }
+});
+
+test("a session number is spent only on a new session: reopening and appending to one spends none", async () => {
+  const path = join(dir, "spent.db");
+  const sequence = () => {
+    const raw = new Database(path, { readonly: true });
+    try {
+      return raw
+        .prepare("SELECT seq FROM sqlite_sequence WHERE name = 'skein_sessions'")
+        .pluck()
+        .get();
+    } finally {
+      raw.close();
+    }
+  };
+  let store = sqliteStore({ path });
+  await store.append("s", 1, ["a"]);
+  await store.close();
+  expect(sequence()).toBe(1);
+  for (let seq = 2; seq <= 6; seq++) {
+    store = sqliteStore({ path });
+    await store.append("s", seq, ["more"]); // a store object's first append to the session
+    await expect(store.append("s", 1, ["x"])).rejects.toMatchObject({ lastSeq: seq });
+    await expect(store.append("t", 2, ["x"])).rejects.toMatchObject({ lastSeq: 0 });
+    await store.close();
+  }
+  expect(sequence()).toBe(1);
+  store = sqliteStore({ path });
+  await store.append("t", 1, ["t"]);
+  await store.close();
+  expect(sequence()).toBe(2);
 });
 
 test("a seq past what an entry id holds is a conflict, nothing written", async () => {
@@ -457,6 +499,36 @@ test("a seq past what an entry id holds is a conflict, nothing written", async (
     });
   expect(await store.read("s", { after: 2 ** 40 })).toEqual([]);
   expect(await store.read("s")).toEqual([{ seq: 1, data: "a" }]);
+  await store.close();
+});
+
+test("a session at the last seq an entry id holds: the append that follows it is a SessionStoreError naming the limit", async () => {
+  const path = join(dir, "full-session.db");
+  const store = sqliteStore({ path });
+  await store.append("s", 1, ["a"]);
+  const raw = new Database(path);
+  // Past the table's own check (which refuses a jump), then the check put back as it was.
+  const check = raw
+    .prepare("SELECT sql FROM sqlite_master WHERE name = 'skein_entries_append'")
+    .pluck()
+    .get() as string;
+  raw.exec(`DROP TRIGGER skein_entries_append;
+    INSERT INTO skein_entries (id, at, data) VALUES ((1 << 32) | 4294967295, 0, 'last');
+    ${check};`);
+  raw.close();
+  await expect(store.append("s", 2 ** 32, ["x"])).rejects.toSatisfy(
+    (error: unknown) =>
+      error instanceof SessionStoreError &&
+      /session "s" holds at most 4294967295 entries/.test(error.message),
+  );
+  // Any other seq is still a conflict naming the last.
+  await expect(store.append("s", 2, ["x"])).rejects.toMatchObject({
+    name: "SessionConflictError",
+    lastSeq: 2 ** 32 - 1,
+  });
+  expect(await store.read("s", { after: 2 ** 32 - 2 })).toEqual([
+    { seq: 2 ** 32 - 1, data: "last" },
+  ]);
   await store.close();
 });
 
