@@ -175,6 +175,11 @@ test("the WAL is checkpointed at 4 MiB of pages, as SQLite's default is with 4 K
   await store.close();
 });
 
+/** Layouts 1 and 2: one table keyed by a store-wide counter, a unique index on session and seq. */
+const LAYOUT_1_TABLE = `CREATE TABLE skein_entries (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
+      seq INTEGER NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL);
+    CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);`;
+
 /** A file as the first sqliteStore wrote it: a sessions table with a counter, entries beside it. */
 function firstLayout(path: string): void {
   const raw = new Database(path);
@@ -216,13 +221,7 @@ test("a file of the first layout is moved over on open: entries, list order and 
   await store.append("old", 4, ["o4"]);
   expect((await store.list())[0]).toMatchObject({ sessionId: "old", lastSeq: 4 });
   await store.close();
-  const raw = new Database(path, { readonly: true });
-  try {
-    expect(raw.pragma("user_version", { simple: true })).toBe(3);
-    expect(objectsOf(raw)).toEqual(LAYOUT_3);
-  } finally {
-    raw.close();
-  }
+  expectLayout3(path);
   // Opening it again changes nothing.
   const again = sqliteStore({ path });
   expect((await again.read("old")).map((row) => row.data)).toEqual(["o1", "o2", "o3", "o4"]);
@@ -234,9 +233,7 @@ test("a file of layout 1 (the seq checked by a query, not the table) gets the ch
   const raw = new Database(path);
   raw.pragma("journal_mode = WAL");
   raw.exec(`
-    CREATE TABLE skein_entries (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
-      seq INTEGER NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL);
-    CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
+    ${LAYOUT_1_TABLE}
     INSERT INTO skein_entries (session_id, seq, at, data)
       VALUES ('a', 1, 1000, 'a1'), ('b', 1, 2000, 'b1'), ('a', 2, 3000, 'a2');
   `);
@@ -262,13 +259,7 @@ test("a file of layout 1 (the seq checked by a query, not the table) gets the ch
   await store.append("a", 3, ["a3", "a4"]);
   expect((await store.read("a")).map((row) => row.data)).toEqual(["a1", "a2", "a3", "a4"]);
   await store.close();
-  const check = new Database(path, { readonly: true });
-  try {
-    expect(check.pragma("user_version", { simple: true })).toBe(3);
-    expect(objectsOf(check)).toEqual(LAYOUT_3);
-  } finally {
-    check.close();
-  }
+  expectLayout3(path);
 });
 
 test("a session with a row deleted by hand takes only its last seq + 1, not the hole", async () => {
@@ -325,6 +316,17 @@ function objectsOf(db: Database.Database): string[] {
     .all() as string[];
 }
 
+/** The file is of layout 3: its version, and its tables, indexes and trigger, nothing else. */
+function expectLayout3(path: string): void {
+  const raw = new Database(path, { readonly: true });
+  try {
+    expect(raw.pragma("user_version", { simple: true })).toBe(3);
+    expect(objectsOf(raw)).toEqual(LAYOUT_3);
+  } finally {
+    raw.close();
+  }
+}
+
 const LAYOUT_3 = [
   "index skein_sessions_touched",
   "index sqlite_autoindex_skein_sessions_1",
@@ -340,9 +342,7 @@ test("a file of layout 2 is moved over on open: entries, holes, list order and t
   raw.pragma("journal_mode = WAL");
   // The rowid is layout 2's store-wide counter: "b" was appended to last, then "a".
   raw.exec(`
-    CREATE TABLE skein_entries (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
-      seq INTEGER NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL);
-    CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
+    ${LAYOUT_1_TABLE}
     CREATE TRIGGER skein_entries_seq_follows BEFORE INSERT ON skein_entries
     WHEN NEW.seq IS NOT coalesce(
       (SELECT max(seq) FROM skein_entries WHERE session_id = NEW.session_id), 0) + 1
@@ -374,22 +374,14 @@ test("a file of layout 2 is moved over on open: entries, holes, list order and t
   await store.append("d", 1, ["d1"]);
   expect((await store.list()).map((info) => info.sessionId)).toEqual(["d", "c", "b", "a"]);
   await store.close();
-  const check = new Database(path, { readonly: true });
-  try {
-    expect(check.pragma("user_version", { simple: true })).toBe(3);
-    expect(objectsOf(check)).toEqual(LAYOUT_3);
-  } finally {
-    check.close();
-  }
+  expectLayout3(path);
 });
 
 test("an older file with a seq an entry id cannot hold is refused on open, not changed", async () => {
   const path = join(dir, "layout-2-huge-seq.db");
   const raw = new Database(path);
   raw.exec(`
-    CREATE TABLE skein_entries (id INTEGER PRIMARY KEY, session_id TEXT NOT NULL,
-      seq INTEGER NOT NULL, at INTEGER NOT NULL, data TEXT NOT NULL);
-    CREATE UNIQUE INDEX skein_entries_seq ON skein_entries (session_id, seq);
+    ${LAYOUT_1_TABLE}
     INSERT INTO skein_entries (session_id, seq, at, data)
       VALUES ('a', 1, 1000, 'a1'), ('a', 4294967296, 2000, 'a2');
   `);
