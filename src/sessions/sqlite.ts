@@ -41,15 +41,16 @@ const AUTOCHECKPOINT_BYTES = 4 * 1024 * 1024;
 /**
  * Layout 3 (`PRAGMA user_version`): an entry's row id is its session's number (`skein_sessions.n`)
  * in the high bits and its seq in the low 32, so a session's entries are one range of the table's
- * own B-tree: an append writes its row's page and nothing else (no second index), which took
- * 10-20 µs off a one-tool turn inside runs (three appends). The expected-seq check is in the table:
+ * own B-tree: an append writes its row's page and nothing else (no second index); with the
+ * trigger below, about 10-25 µs less a one-tool turn inside runs (three appends) than layout 2. The expected-seq check is in the table:
  * a trigger refuses an id that is not its session's last + 1 (exactly: a hole left by hand is not
  * filled) or whose session has no row, so an append of one entry is one INSERT statement (which
  * takes the write lock before it reads, as `BEGIN IMMEDIATE` does). The same trigger keeps list()'s
  * order: a session's `touched` becomes the store-wide newest when an append lands in a session
  * that was not the newest (two pages more then, none when a session goes on appending).
  * Session numbers are never reused (AUTOINCREMENT), so a store object's cached number of a session
- * deleted elsewhere matches no row: its next append is refused, never written under another id.
+ * deleted elsewhere matches no row: an append under it is refused, then looked up afresh and
+ * checked again, never written under another session's number.
  * Older layouts are moved over once, on open, under the write lock: layout 2 and 1 (one table keyed
  * by a store-wide counter, a unique index on (session_id, seq); 2 had the trigger), layout 0 (a
  * `skein_sessions` table and an index on its counter, rewritten by every append).
@@ -257,7 +258,7 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
   /**
    * Session numbers this store object has used: an append after the first skips the lookup. A
    * number cached for a session deleted elsewhere matches no row (numbers are never reused), so
-   * the trigger refuses the append, and the number is forgotten.
+   * the trigger refuses the append, and it is looked up afresh.
    */
   const numbers = new Map<string, number>();
   const numberOf = db
