@@ -60,6 +60,8 @@ const SCHEMA_VERSION = 3;
 const MAX_SEQ = 2 ** 32 - 1;
 /** The largest session number whose ids stay in SQLite's signed 64 bits. */
 const MAX_SESSION_NUMBER = 2 ** 31 - 1;
+/** Session numbers a store object keeps; one past them costs a lookup in its next append. */
+const CACHED_NUMBERS = 1024;
 const SEQ_GAP = "skein: seq does not follow the last seq of its session";
 const TABLES = `
 CREATE TABLE skein_sessions (
@@ -258,9 +260,15 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
   /**
    * Session numbers this store object has used: an append after the first skips the lookup. A
    * number cached for a session deleted elsewhere matches no row (numbers are never reused), so
-   * the trigger refuses the append, and it is looked up afresh.
+   * the trigger refuses the append, and it is looked up afresh. At most CACHED_NUMBERS are kept
+   * (a server may append to millions of sessions over its life): the longest-cached goes first.
    */
   const numbers = new Map<string, number>();
+  const remember = (sessionId: string, n: number) => {
+    numbers.delete(sessionId);
+    numbers.set(sessionId, n);
+    if (numbers.size > CACHED_NUMBERS) numbers.delete(numbers.keys().next().value!);
+  };
   const numberOf = db
     .prepare<[string], number>("SELECT n FROM skein_sessions WHERE session_id = ?")
     .pluck();
@@ -339,7 +347,7 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
           numbers.delete(sessionId);
         }
       }
-      numbers.set(sessionId, appendLookingUp.immediate(sessionId, seq, entries));
+      remember(sessionId, appendLookingUp.immediate(sessionId, seq, entries));
     } catch (error) {
       if (!refusedSeq(error)) throw error;
       throw conflict(sessionId, seq);

@@ -577,3 +577,40 @@ test("an append under a session number whose session row was deleted by hand is 
   }
   await store.close();
 });
+
+test("a store object keeps the numbers of its 1024 latest sessions: an append to an older one looks it up again", async () => {
+  // Counts the lookups of a session's number, through the statement the store prepares for them.
+  let lookups = 0;
+  const prepare = Database.prototype.prepare;
+  Database.prototype.prepare = function (this: Database.Database, source: string) {
+    const statement = prepare.call(this, source);
+    if (!source.includes("SELECT n FROM skein_sessions WHERE session_id")) return statement;
+    const get = statement.get.bind(statement);
+    return Object.assign(statement, {
+      get: (...args: unknown[]) => {
+        lookups++;
+        return get(...args);
+      },
+    });
+  } as typeof prepare;
+  let store: ReturnType<typeof sqliteStore>;
+  try {
+    store = sqliteStore({ path: join(dir, "cached-numbers.db") });
+  } finally {
+    Database.prototype.prepare = prepare;
+  }
+  const ids = Array.from({ length: 1100 }, (_, index) => `s${index}`);
+  for (const id of ids) await store.append(id, 1, ["first"]);
+  expect(lookups).toBe(1100);
+  lookups = 0;
+  for (const id of ids.slice(-1024)) await store.append(id, 2, ["second"]);
+  expect(lookups).toBe(0);
+  await store.append("s0", 2, ["second"]);
+  expect(lookups).toBe(1);
+  // "s0" is cached again now, and the longest-cached ("s76") was let go for it.
+  await store.append("s0", 3, ["third"]);
+  await store.append("s76", 3, ["third"]);
+  expect(lookups).toBe(2);
+  expect((await store.read("s0")).map((row) => row.data)).toEqual(["first", "second", "third"]);
+  await store.close();
+});
