@@ -585,7 +585,7 @@ test("a store object keeps the numbers of its 1024 latest sessions: an append to
   Database.prototype.prepare = function (this: Database.Database, source: string) {
     const statement = prepare.call(this, source);
     if (!source.includes("SELECT n FROM skein_sessions WHERE session_id")) return statement;
-    const get = statement.get.bind(statement);
+    const get = statement.get.bind(statement) as (...args: unknown[]) => unknown;
     return Object.assign(statement, {
       get: (...args: unknown[]) => {
         lookups++;
