@@ -355,8 +355,8 @@ function sqliteSessions(db: BetterSqlite3.Database): SessionStore {
   };
   /** A conflict, unless the seq does follow the session's last: then the limit is the answer. */
   const pastLastSeq = (sessionId: string, seq: number) => {
-    const lastSeq = lastSeqOf.get(sessionId) ?? 0;
-    if (lastSeq + 1 !== seq) return new SessionConflictError({ sessionId, seq, lastSeq });
+    const refusal = conflict(sessionId, seq);
+    if (refusal.lastSeq !== seq - 1) return refusal;
     return new SessionStoreError(
       `session "${sessionId}" holds at most ${MAX_SEQ} entries in this store, and an append at seq ${seq} would pass that: start a new session.`,
     );
