@@ -228,7 +228,7 @@ test("a file of the first layout is moved over on open: entries, list order and 
   await again.close();
 });
 
-test("a file of layout 1 (the seq checked by a query, not the table) gets the check on open", async () => {
+test("a file of layout 1 (the seq checked by a query, not the table) is moved over on open, and the table checks the seq", async () => {
   const path = join(dir, "layout-1.db");
   const raw = new Database(path);
   raw.pragma("journal_mode = WAL");
