@@ -42,6 +42,9 @@ export default defineConfig({
     reporters: ["default", "json"],
     outputFile: { json: ".vitest-report.json" },
     testTimeout: 20_000,
+    // Agents with a durable session store need a shared seal key (SKEIN_APPROVAL_SECRET or the
+    // approvalSecret option), as a deployment sets it; tests of its absence unset it themselves.
+    env: { SKEIN_APPROVAL_SECRET: "skein-test-suite-approval-secret" },
     // Vitest's default is one worker fewer than the cores: one on a two-core machine. Most files
     // wait on processes, sockets and timers more than they compute, so use every core.
     maxWorkers: Math.max(2, os.availableParallelism()),

@@ -18,6 +18,7 @@
  * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents`, `-- mcp`, `-- w3` or `-- queue`
  * runs one part only.
  */
+import { randomBytes } from "node:crypto";
 import { agentsBench } from "./agents.ts";
 import { engineBench } from "./engine.ts";
 import { httpBench } from "./http.ts";
@@ -25,6 +26,10 @@ import { mcpBench } from "./mcp.ts";
 import { sessionsBench } from "./sessions.ts";
 import { dist, table } from "./support.ts";
 import { w3Bench } from "./w3.ts";
+
+// Agents on a durable store (and queue workers) need a shared seal key; the bench processes and
+// the workers they start share this one.
+process.env.SKEIN_APPROVAL_SECRET ||= randomBytes(32).toString("hex");
 
 const only = process.argv[2];
 

@@ -34,6 +34,7 @@ import {
 import { createPermissionGate, type PermissionGate } from "./permissions/gate.ts";
 import { checkHardenedPreset, checkHardenedServers } from "./permissions/preset.ts";
 import { wildcard } from "./permissions/rules.ts";
+import { checkSharedSecret, resolveApprovalSecret } from "./run/approval-secret.ts";
 import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
 import { runLoop } from "./run/loop.ts";
@@ -53,6 +54,7 @@ import type {
   SessionTarget,
   Steering,
 } from "./run/types.ts";
+import { isProcessLocal } from "./sessions/memory-store.ts";
 import {
   checkHistory,
   checkSessionStore,
@@ -170,8 +172,9 @@ function handleFor(
       agent ??= agentFrom(config, context, handle);
       return agent;
     },
-    withStore: (sessionStore) => {
-      const stored: AgentOptions = { ...options, sessionStore };
+    withStore: (sessionStore, approvalSecret) => {
+      checkSharedSecret(options.approvalSecret, approvalSecret);
+      const stored: AgentOptions = { ...options, sessionStore, approvalSecret };
       const [w, c] = assemble(stored, choice);
       return handleFor(stored, choice, w, c);
     },
@@ -237,7 +240,11 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
     background,
     sandboxed: hardened,
   };
+  const approvalSecret = resolveApprovalSecret(prefix, options.approvalSecret, {
+    durableStore: store !== undefined && !isProcessLocal(store),
+  });
   const config = resolveConfig(options, {
+    ...(approvalSecret !== undefined ? { approvalSecret } : {}),
     builtins: choice.builtins ? builtinTools(environment) : [],
     modelFactory: modelByName,
     background,

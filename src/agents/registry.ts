@@ -18,8 +18,11 @@ export interface AgentHandle {
   run(prompt: Prompt, options?: RunOptions): Promise<SDKResultMessage>;
   /** This (possibly narrowed) agent, as an `Agent`. */
   agent(): Agent;
-  /** The same agent logging into `store` (a queue worker's), assembled anew. */
-  withStore(store: SessionStore): AgentHandle;
+  /**
+   * The same agent logging into `store` (a queue worker's) and sealing with `approvalSecret`,
+   * assembled anew. Throws `ConfigurationError` when the agent was given another secret.
+   */
+  withStore(store: SessionStore, approvalSecret: string): AgentHandle;
 }
 
 const handles = new WeakMap<object, AgentHandle>();

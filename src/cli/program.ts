@@ -8,6 +8,7 @@ import type { EnqueueFlags } from "./enqueue.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
 import { askForMcpCalls, chooseMcpServers, readMcpConfig } from "./mcp.ts";
+import { projectSecret } from "./project-dir.ts";
 import {
   PROVIDER_NAMES,
   type ProviderFlags,
@@ -283,7 +284,8 @@ async function runPrompt(
       systemPrompt: `You are skein, an agent run from the command line in the directory ${process.cwd()}. Answer concisely.`,
       ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
       permissions: { allow: flags.allow ?? [], deny: flags.deny ?? [] },
-      ...(cli ? { sessionStore: cli.store } : {}),
+      // Its paused runs resume in the next command: seals with the project's key, not the process's.
+      ...(cli ? { sessionStore: cli.store, approvalSecret: projectSecret(process.cwd()) } : {}),
       ...(mcp
         ? {
             mcpServers: mcp,

@@ -4,10 +4,11 @@ import path from "node:path";
 import { ConfigurationError, loadSession, type SessionStore } from "../index.ts";
 import { CliError } from "./failure.ts";
 import { oneLine, truncate } from "./format.ts";
+import { ensureProjectDir, PROJECT_DIR } from "./project-dir.ts";
 import type { Terminal } from "./terminal.ts";
 
 /** Where the command logs its runs, relative to the working directory. */
-export const STORE_PATH = path.join(".skein", "sessions.db");
+export const STORE_PATH = path.join(PROJECT_DIR, "sessions.db");
 
 export interface CliStore {
   store: SessionStore;
@@ -25,6 +26,7 @@ export async function openCliStore(
   const file = path.join(cwd, STORE_PATH);
   try {
     const { sqliteStore } = await import("../sessions/sqlite.ts");
+    ensureProjectDir(cwd);
     return { store: { store: sqliteStore({ path: file }), path: file } };
   } catch (error) {
     // Only a missing or unloadable driver is tolerated; any other failure is the user's to see.

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { ConfigurationError } from "../errors.ts";
 import type { Message } from "../model/messages.ts";
 import { assertKnownOptions, assertPrompt, describeValue } from "../options.ts";
+import { requireApprovalSecret, secretId } from "../run/approval-secret.ts";
 import { logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession } from "../sessions/session-view.ts";
 import type { SessionStore } from "../sessions/types.ts";
@@ -27,6 +28,7 @@ const ENQUEUE_KEYS: ReadonlySet<string> = new Set([
   "sessionStore",
   "sessionId",
   "jobOptions",
+  "approvalSecret",
 ]);
 const RESUME_KEYS: ReadonlySet<string> = new Set([
   "agent",
@@ -34,6 +36,7 @@ const RESUME_KEYS: ReadonlySet<string> = new Set([
   "approvals",
   "toolOutputs",
   "jobOptions",
+  "approvalSecret",
 ]);
 const CANCEL_KEYS: ReadonlySet<string> = new Set(["agent", "sessionStore", "runId"]);
 
@@ -68,6 +71,7 @@ export async function enqueueRun(
   const sessionId = options.sessionId ?? randomUUID();
   assertSessionId(prefix, sessionId);
   const jobOptions = checkJobOptions(prefix, options.jobOptions);
+  const keyId = secretId(requireApprovalSecret(prefix, options.approvalSecret));
   const message: Message = { role: "user", content: options.prompt };
   // The queue (and the board's tables) first: what can be refused is refused before any write.
   await ensureQueue(boss, queue);
@@ -77,7 +81,7 @@ export async function enqueueRun(
   let jobId: string;
   try {
     await board.insertRun({ runId, sessionId, agent: options.agent, checkpointId });
-    jobId = await sendRun(boss, queue, { sessionId, runId }, jobOptions);
+    jobId = await sendRun(boss, queue, { sessionId, runId, secretId: keyId }, jobOptions);
   } catch (error) {
     // Not on the queue: the logged prompt's run ends here, so the session is not left waiting for
     // a job that does not exist (a later enqueueRun would be refused). Best effort: the database
@@ -114,6 +118,7 @@ export async function resumeRun(
   checkOptions(prefix, options, RESUME_KEYS);
   const queue = queueOf(prefix, options.agent);
   const jobOptions = checkJobOptions(prefix, options.jobOptions);
+  const keyId = secretId(requireApprovalSecret(prefix, options.approvalSecret));
   for (const key of ["approvals", "toolOutputs"] as const) {
     const value = options[key];
     if (
@@ -133,7 +138,12 @@ export async function resumeRun(
   } = {};
   if (options.approvals) resume.approvals = options.approvals;
   if (options.toolOutputs) resume.toolOutputs = options.toolOutputs;
-  const jobId = await sendRun(boss, queue, { sessionId, runId, resume }, jobOptions);
+  const jobId = await sendRun(
+    boss,
+    queue,
+    { sessionId, runId, resume, secretId: keyId },
+    jobOptions,
+  );
   await board?.setJob(runId, jobId);
   await board?.notify(CHANNEL.wake, queue).catch(() => {});
   return { sessionId, jobId, runId };

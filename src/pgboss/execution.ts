@@ -4,8 +4,9 @@
 
 import type { AgentHandle } from "../agents/registry.ts";
 import { isRestrictions } from "../agents/run-next.ts";
-import { AbortError } from "../errors.ts";
+import { AbortError, ResumeError } from "../errors.ts";
 import type { Message } from "../model/messages.ts";
+import { APPROVAL_SECRET_ENV } from "../run/approval-secret.ts";
 import type { AgentEvent, ErrorInfo, ResumeOptions, SDKResultMessage } from "../run/types.ts";
 import { loggedRun, logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession, type SessionView } from "../sessions/session-view.ts";
@@ -157,6 +158,23 @@ async function runJob(
     };
     await finish(board, started, "ended", failedResult(sessionId, checkpointId, view, error));
   };
+  /**
+   * Ends the job's run with a `ResumeError`, leaving the session as it is: a paused run stays
+   * paused for a resume that a worker with the right secret can carry out.
+   */
+  const refuse = (message: string) =>
+    finish(
+      board,
+      { runId, sessionId, agent: ref.agent, checkpointId: checkpointId ?? "", worker: context.id },
+      "ended",
+      failedResult(sessionId, checkpointId, view, { name: "ResumeError", message }),
+    );
+  if (data.secretId !== undefined && data.secretId !== context.secretId) {
+    const message = `The run was put on the queue by a process whose approval secret is not this worker's, so a run this worker paused could not be resumed there, nor one paused there here. Give every worker and every process that enqueues or resumes runs the same ${APPROVAL_SECRET_ENV} (or approvalSecret option). Nothing was run.`;
+    // A new run's input is in the log: it ends there, or the session would wait for it forever.
+    if (data.resume === undefined) return fail({ name: "ConfigurationError", message });
+    return refuse(message);
+  }
   if (!view)
     return fail({
       name: "SessionError",
@@ -212,6 +230,9 @@ async function runJob(
     }
   } catch (error) {
     await writer.close().catch(context.report);
+    // The paused state was refused before anything ran (a seal made with another secret, an
+    // approval for a call that is not waiting): running it again would fail the same way.
+    if (error instanceof ResumeError && !execution.fenced) return refuse(error.message);
     if (error instanceof AbortError && !execution.fenced) {
       // Cancelled: the engine logged the run's end as aborted, unless the abort came before the
       // run began; then it ends here, so the session is not left unfinished.

@@ -7,15 +7,17 @@ import type { AgentEvent, SDKResultMessage } from "../run/types.ts";
 import { assertSessionId } from "../sessions/validate.ts";
 import { type Board, boardOf, CHANNEL, type RunRecord } from "./board.ts";
 import { HANDOFF_PREFIX } from "./mailbox.ts";
-import { cancelledError } from "./results.ts";
+import { cancelledError, refusedError } from "./results.ts";
 import type { FollowRunOptions, WaitForRunOptions } from "./types.ts";
 
 const WAIT_KEYS: ReadonlySet<string> = new Set(["runId", "signal", "pollIntervalMs"]);
 
 /**
  * Resolves with the result of the run (`runId`, default the session's latest enqueued) once it
- * ended or paused; rejects with `AbortError` when it was cancelled. Waits through a database
- * restart (its reads are retried at each poll).
+ * ended or paused; rejects with `AbortError` when it was cancelled, and with `ResumeError` when a
+ * worker refused to resume it (its paused state failed its checks: a seal made under another
+ * approval secret, an approval for a call that is not waiting). Waits through a database restart
+ * (its reads are retried at each poll).
  */
 export async function waitForRun<TOutput = unknown>(
   sessionStore: unknown,
@@ -26,8 +28,12 @@ export async function waitForRun<TOutput = unknown>(
   try {
     while (true) {
       const record = await watch.record();
-      if (record?.status === "ended" || record?.status === "paused")
-        return JSON.parse(record.result!) as SDKResultMessage<TOutput>;
+      if (record?.status === "ended" || record?.status === "paused") {
+        const result = JSON.parse(record.result!) as SDKResultMessage<TOutput>;
+        const refused = refusedError(result);
+        if (refused) throw refused;
+        return result;
+      }
       if (record?.status === "cancelled") throw cancelledError(record.result, sessionId);
       await watch.next();
     }
@@ -39,7 +45,8 @@ export async function waitForRun<TOutput = unknown>(
 /**
  * The run's events as its worker records them (those of an execution that died first, then
  * those of the one that recovered it), live, ending after its `result` event. A cancelled run's
- * events end with `AbortError`, as a stream aborted in one process does.
+ * events end with `AbortError`, as a stream aborted in one process does, and a refused resume's
+ * with `ResumeError`, as `agent.resumeStream` throws it.
  */
 export async function* followRun<TOutput = unknown>(
   sessionStore: unknown,
@@ -56,13 +63,18 @@ export async function* followRun<TOutput = unknown>(
       for (const { n, data } of events) {
         after = n;
         const event = JSON.parse(data) as AgentEvent<TOutput>;
+        const refused = event.type === "result" ? refusedError(event) : undefined;
+        if (refused) throw refused;
         yield event;
         if (event.type === "result") return;
       }
       if (record?.status === "cancelled") throw cancelledError(record.result, sessionId);
       if (record?.status === "ended" || record?.status === "paused") {
         // Ended without a recorded result event (it never ran, or its events were lost).
-        yield JSON.parse(record.result!) as AgentEvent<TOutput>;
+        const result = JSON.parse(record.result!) as SDKResultMessage<TOutput>;
+        const refused = refusedError(result);
+        if (refused) throw refused;
+        yield result;
         return;
       }
       if (events.length === 0) await watch.next();

@@ -1,7 +1,7 @@
 // Results and events as the queue keeps them: JSON text, and the result of a run no engine
 // finished in this execution (ended in its log already, never run, or cancelled).
 
-import { AbortError } from "../errors.ts";
+import { AbortError, ResumeError } from "../errors.ts";
 import { addUsage, emptyUsage } from "../model/messages.ts";
 import { pendingOf } from "../run/tree.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage } from "../run/types.ts";
@@ -113,4 +113,13 @@ export function cancelledError(stored: string | undefined, sessionId: string): A
   if (result.usage) options.usage = result.usage;
   if (result.totalUsage) options.totalUsage = result.totalUsage;
   return new AbortError(options);
+}
+
+/**
+ * The error of a run whose paused state was refused before anything ran (`ResumeError`, as
+ * `agent.resume` throws it in one process); undefined for any other result.
+ */
+export function refusedError(result: SDKResultMessage): ResumeError | undefined {
+  if (!result.isError || result.error?.name !== "ResumeError") return undefined;
+  return new ResumeError(result.error.message);
 }

@@ -51,6 +51,8 @@ export interface EnqueueRunOptions {
   /** Continue this session (its last run must have ended); default a new session. */
   sessionId?: string;
   jobOptions?: JobOptions;
+  /** The worker's approval secret (see `WorkerOptions.approvalSecret`); default `$SKEIN_APPROVAL_SECRET`. Required. */
+  approvalSecret?: string;
 }
 
 /** A run on the queue: `waitForRun` and `followRun` take its `runId`. */
@@ -67,6 +69,8 @@ export interface ResumeRunOptions {
   approvals?: Record<string, PermissionResult>;
   toolOutputs?: Record<string, unknown>;
   jobOptions?: JobOptions;
+  /** The worker's approval secret (see `WorkerOptions.approvalSecret`); default `$SKEIN_APPROVAL_SECRET`. Required. */
+  approvalSecret?: string;
 }
 
 export interface CancelRunOptions {
@@ -93,6 +97,13 @@ export interface WorkerOptions {
   unservedAgentGraceMs?: number;
   /** Errors the worker recovers from (a lost connection, a failed job), for logs; default none. */
   onError?: (error: Error) => void;
+  /**
+   * The key of the seals on paused runs, the same on every worker and every process that enqueues
+   * or resumes runs (a run pauses on one worker and resumes on another); default
+   * `$SKEIN_APPROVAL_SECRET`. Required: a worker without one refuses to start. The agents take it
+   * (an agent's own `approvalSecret`, if it has one, must be the same).
+   */
+  approvalSecret?: string;
 }
 
 export interface Worker {
@@ -129,4 +140,10 @@ export interface RunJobData {
   restrictions?: Restrictions;
   /** A `resumeRun` continuation. */
   resume?: { approvals?: Record<string, PermissionResult>; toolOutputs?: Record<string, unknown> };
+  /**
+   * Names the approval secret of the process that put the job on the queue (`secretId`), so a
+   * worker with another refuses the job before running anything rather than pause a run that no
+   * process could resume. Absent on jobs of older versions and of handoffs.
+   */
+  secretId?: string;
 }

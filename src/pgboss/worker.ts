@@ -8,6 +8,7 @@ import { createBareAgent } from "../agent.ts";
 import { type AgentHandle, handleOf } from "../agents/registry.ts";
 import { AbortError, ConfigurationError, SessionStoreError } from "../errors.ts";
 import { assertKnownOptions, describeValue } from "../options.ts";
+import { checkSharedSecret, requireApprovalSecret, secretId } from "../run/approval-secret.ts";
 import { POSTGRES_STORE } from "../sessions/postgres.ts";
 import type { SessionStore } from "../sessions/types.ts";
 import { type Board, boardOf, CHANNEL } from "./board.ts";
@@ -25,6 +26,7 @@ const WORKER_OPTION_KEYS: ReadonlySet<string> = new Set([
   "pollingIntervalMs",
   "unservedAgentGraceMs",
   "onError",
+  "approvalSecret",
 ]);
 
 /** What every execution of a worker shares. */
@@ -36,6 +38,8 @@ export interface WorkerContext {
   store: SessionStore & Required<Pick<SessionStore, "lease" | "renew" | "release">>;
   leaseMs: number;
   handles: Map<string, AgentHandle>;
+  /** `secretId` of the worker's approval secret, compared with each job's. */
+  secretId: string;
   /** The execution the current async context belongs to (the fenced store reads it). */
   current: AsyncLocalStorage<Execution>;
   /** True once `stop()` was called: executions not yet begun do not begin. */
@@ -71,7 +75,8 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
     );
   const onError = options.onError;
   const current = new AsyncLocalStorage<Execution>();
-  const handles = agentHandles(prefix, options.agents, fencedStore(store, current));
+  const approvalSecret = requireApprovalSecret(prefix, options.approvalSecret);
+  const handles = agentHandles(prefix, options.agents, fencedStore(store, current), approvalSecret);
 
   const id = `worker-${randomUUID()}`;
   let stopping = false;
@@ -82,6 +87,7 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
     store,
     leaseMs,
     handles,
+    secretId: secretId(approvalSecret),
     current,
     stopping: () => stopping,
     report: (error) => {
@@ -272,6 +278,7 @@ function agentHandles(
   prefix: string,
   agents: unknown,
   store: SessionStore,
+  approvalSecret: string,
 ): Map<string, AgentHandle> {
   if (typeof agents !== "object" || agents === null || Array.isArray(agents))
     throw new ConfigurationError(
@@ -281,18 +288,25 @@ function agentHandles(
   for (const [name, value] of Object.entries(agents)) {
     queueOf(`${prefix}: agents.${name}`, name);
     const own = handleOf(value);
-    if (own) {
-      handles.set(name, own.withStore(store));
-      continue;
-    }
     if (typeof value !== "object" || value === null)
       throw new ConfigurationError(
         `${prefix}: agents.${name} must be an agent definition (defineAgent({ ... })) or an agent (createAgent(...)), received ${describeValue(value)}.`,
       );
-    // A definition gets its own tools only, as agentTool assembles one (design/agents.md); an
-    // agent made with createAgent keeps skein's built-in tools.
-    const agent = createBareAgent({ ...(value as object), sessionStore: store });
-    handles.set(name, handleOf(agent)!);
+    try {
+      if (own) {
+        handles.set(name, own.withStore(store, approvalSecret));
+        continue;
+      }
+      // A definition gets its own tools only, as agentTool assembles one (design/agents.md); an
+      // agent made with createAgent keeps skein's built-in tools.
+      checkSharedSecret((value as { approvalSecret?: unknown }).approvalSecret, approvalSecret);
+      const agent = createBareAgent({ ...(value as object), sessionStore: store, approvalSecret });
+      handles.set(name, handleOf(agent)!);
+    } catch (error) {
+      if (error instanceof ConfigurationError)
+        throw new ConfigurationError(`${prefix}: agents.${name}: ${error.message}`);
+      throw error;
+    }
   }
   if (handles.size === 0)
     throw new ConfigurationError(

@@ -102,6 +102,8 @@ export interface Resolution {
   background?: BackgroundTasks;
   /** The sandbox policy under the hardened preset, read once per run. */
   sandbox?: () => Promise<SandboxPolicy>;
+  /** The seals' key, resolved by the assembly (approval-secret.ts); undefined: the process's own. */
+  approvalSecret?: string;
 }
 
 /** Everything the engine reads, resolved once per agent. */
@@ -191,14 +193,6 @@ export function resolveConfig(
   }
   const tools = collectTools([...builtins, ...(options.tools ?? [])], prefix, builtins.length);
   assertFunction(prefix, "approval", options.approval);
-  if (
-    options.approvalSecret !== undefined &&
-    (typeof options.approvalSecret !== "string" || options.approvalSecret.length < 16)
-  ) {
-    throw new ConfigurationError(
-      `${prefix}: approvalSecret must be a string of at least 16 characters (a random secret shared by the processes that resume each other's runs), received ${describeValue(options.approvalSecret)}.`,
-    );
-  }
   const filters = toolFilters(options, prefix);
   const permissions = resolution.permissions?.(tools, { extraDeny: filters.denyRules });
   const admits = (name: string, tool?: ToolDefinition) =>
@@ -272,7 +266,9 @@ export function resolveConfig(
       ![...tools.values()].some((tool) => tool.executionMode === "sequential"),
     ...(permissions ? { permissions } : {}),
     ...(options.approval ? { approval: options.approval } : {}),
-    ...(options.approvalSecret !== undefined ? { approvalSecret: options.approvalSecret } : {}),
+    ...(resolution.approvalSecret !== undefined
+      ? { approvalSecret: resolution.approvalSecret }
+      : {}),
     ...(resolution.background ? { background: resolution.background } : {}),
     ...(resolution.sandbox ? { sandbox: resolution.sandbox } : {}),
   };

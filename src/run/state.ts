@@ -8,6 +8,7 @@ import {
 } from "../model/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
+import { APPROVAL_SECRET_ENV } from "./approval-secret.ts";
 import { type CallRecord, errorResult, newCallRecord, resultFromValue } from "./call.ts";
 import type { EngineConfig, PermissionDecision } from "./config.ts";
 import { toJsonValue } from "./json.ts";
@@ -240,7 +241,7 @@ export async function restoreRun(
         )
       ) {
         throw new ResumeError(
-          `resume: the call "${call.id}" waiting for approval does not match its seal: the state was altered after the pause, or paused by an agent with another approvalSecret (agents that resume each other's states in other processes need the same approvalSecret).`,
+          `resume: the call "${call.id}" waiting for approval does not match its seal: the state was altered after the pause, or it was paused under another approval secret. Every process that resumes an agent's runs needs the same approvalSecret option or ${APPROVAL_SECRET_ENV} (a run paused under the per-process key resumes only in the process that paused it).`,
         );
       }
       const tool =

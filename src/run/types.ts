@@ -375,10 +375,12 @@ export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema 
   preset?: "hardened";
   /**
    * The key that seals approval-pending calls in a paused state, so a state altered before resume
-   * is refused. Default: a random key per process; give agents that resume each other's states
-   * (in other processes) the same secret.
+   * is refused: a random string of at least 16 characters, the same in every process that resumes
+   * the agent's runs. Default: `$SKEIN_APPROVAL_SECRET`. `"per-process"`: a random key that lives
+   * and dies with the process. An agent with a `sessionStore` (other than `memoryStore()`) needs
+   * one or the other, since its paused runs are meant to be resumed after a restart.
    */
-  approvalSecret?: string;
+  approvalSecret?: "per-process" | (string & {});
   /** Sampling and tool-use settings for every model call (a `beforeModelCall` hook may change them per call). */
   modelSettings?: ModelSettings;
   /** Context management; on by default. */

@@ -11,6 +11,14 @@ interface MemorySession {
   entries: string[];
 }
 
+/** Stores whose sessions end with the process: their paused runs cannot outlive its seal key. */
+const processLocal = new WeakSet<object>();
+
+/** Whether `store` is a `memoryStore()`, whose runs can only be resumed in this process. */
+export function isProcessLocal(store: SessionStore): boolean {
+  return processLocal.has(store);
+}
+
 /**
  * A session store in memory: every method settles at once, nothing survives the process. Its
  * leases hold within the process only.
@@ -27,7 +35,7 @@ export function memoryStore(): SessionStore {
     return prefix;
   };
 
-  return {
+  const store: SessionStore = {
     async append(sessionId, seq, entries) {
       const prefix = open("append");
       assertSessionId(prefix, sessionId);
@@ -110,4 +118,6 @@ export function memoryStore(): SessionStore {
       leases.clear();
     },
   };
+  processLocal.add(store);
+  return store;
 }

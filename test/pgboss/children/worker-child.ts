@@ -53,9 +53,13 @@ export interface WorkerTask {
   /** Wait for "go" on stdin before createWorker: two workers start from the same point. */
   waitForGo?: boolean;
   jobOptions?: Record<string, unknown>;
+  /**
+   * The worker's approvalSecret option; default none, so it reads SKEIN_APPROVAL_SECRET (the
+   * test suite's, as the parent's enqueueRun and resumeRun do). `null`: the variable is unset too.
+   */
+  approvalSecret?: string | null;
 }
 
-export const SECRET = "one approval secret for every worker";
 
 const task = JSON.parse(process.argv[2]!) as WorkerTask;
 // stdout to a pipe is synchronous on Linux: a printed line was written before the next step.
@@ -226,7 +230,6 @@ const shop = () =>
   defineAgent({
     model,
     tools: [tools.charge, tools.lookup],
-    approvalSecret: SECRET,
     toolConcurrency: { mode: "all", maxConcurrency: 8 },
   });
 
@@ -244,12 +247,10 @@ function agentOf(spec: AgentKind) {
     return defineAgent({
       model,
       tools: [tools.charge, tools.lookup],
-      approvalSecret: SECRET,
-      permissions: { ask: ["charge"] },
+        permissions: { ask: ["charge"] },
     });
   return defineAgent({
     model,
-    approvalSecret: SECRET,
     tools: [
       delegateTool(
         { [spec.to]: shop() },
@@ -269,9 +270,11 @@ try {
   const sessionStore = postgresStore({ connectionString: task.url, schema: task.storeSchema });
   say("started");
   if (task.waitForGo) await started;
+  if (task.approvalSecret === null) delete process.env.SKEIN_APPROVAL_SECRET;
   const worker = await createWorker(boss, {
     sessionStore,
     agents,
+    ...(typeof task.approvalSecret === "string" ? { approvalSecret: task.approvalSecret } : {}),
     ...(task.concurrency !== undefined ? { concurrency: task.concurrency } : {}),
     ...(task.leaseMs !== undefined ? { leaseMs: task.leaseMs } : {}),
     ...(task.pollingIntervalMs !== undefined ? { pollingIntervalMs: task.pollingIntervalMs } : {}),

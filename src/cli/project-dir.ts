@@ -1,0 +1,84 @@
+// The command's own folder in a project, .skein/: the session log, the approval secret that seals
+// its paused runs, and a .gitignore so that neither is committed by `git add -A`.
+
+import { randomBytes } from "node:crypto";
+import {
+  closeSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from "node:fs";
+import path from "node:path";
+import { CliError } from "./failure.ts";
+
+export const PROJECT_DIR = ".skein";
+const SECRET_FILE = "approval-secret";
+
+/** Creates .skein/ in `cwd` when missing, with a .gitignore that ignores everything in it. */
+export function ensureProjectDir(cwd: string): string {
+  const dir = path.join(cwd, PROJECT_DIR);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // As pytest and others do: the folder ignores itself, whatever the project's .gitignore says.
+  createOnce(
+    path.join(dir, ".gitignore"),
+    "# Created by skein: its session log and keys stay out of git.\n*\n",
+    0o644,
+  );
+  return dir;
+}
+
+/**
+ * The project's approval secret (.skein/approval-secret), created on first use: a paused run's
+ * seals are made with it, so `--continue` in a later process can check them. Mode 0600, never in
+ * the sessions database (whoever can write the log must not also hold the key). A file that
+ * others can read, or that is not a plain file of this user's, is refused rather than trusted.
+ */
+export function projectSecret(cwd: string): string {
+  const file = path.join(ensureProjectDir(cwd), SECRET_FILE);
+  createOnce(file, `${randomBytes(32).toString("base64url")}\n`, 0o600);
+  const stat = lstatSync(file);
+  const problem = !stat.isFile()
+    ? "is not a regular file"
+    : process.getuid && stat.uid !== process.getuid()
+      ? "belongs to another user"
+      : (stat.mode & 0o077) !== 0
+        ? `can be read by others (mode ${(stat.mode & 0o777).toString(8)})`
+        : undefined;
+  if (problem)
+    throw new CliError(
+      `${file} ${problem}; skein keeps its approval secret there. Remove the file (runs paused with it can then no longer be resumed) or make it yours with mode 600 (chmod 600).`,
+    );
+  const secret = readFileSync(file, "utf8").trim();
+  if (secret.length < 16)
+    throw new CliError(
+      `${file} holds no usable approval secret (fewer than 16 characters); remove it and skein makes a new one (runs paused with the old one can then no longer be resumed).`,
+    );
+  return secret;
+}
+
+/**
+ * Writes `text` to `file` unless it exists. The text goes to a temporary file that is then hard
+ * linked into place, so two commands starting at once never see a half-written file: one link
+ * wins, the other finds the file whole.
+ */
+function createOnce(file: string, text: string, mode: number): void {
+  if (lstatSync(file, { throwIfNoEntry: false })) return;
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+  const fd = openSync(temporary, "wx", mode);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(temporary, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    rmSync(temporary, { force: true });
+  }
+}
