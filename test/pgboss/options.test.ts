@@ -14,7 +14,7 @@ import {
 } from "skein/pgboss";
 import { postgresStore } from "skein/postgres";
 import { scriptedModel } from "skein/testing";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test, vi } from "vitest";
 import { useThrowawayPostgres } from "../support/postgres.ts";
 import { sleep } from "../support/promises.ts";
 import { spawnChild, useChildren } from "./helpers.ts";
@@ -136,6 +136,66 @@ describe("bad options are a ConfigurationError naming the option", () => {
       () => createWorker(boss, { ...ok, concurency: 2 } as never),
       "concurency",
     );
+  });
+
+  test("the approval secret: createWorker, enqueueRun and resumeRun need one; an agent's own must be the worker's", async () => {
+    const ok = { sessionStore: store, agents: { a: agent() } };
+    vi.stubEnv("SKEIN_APPROVAL_SECRET", undefined);
+    try {
+      for (const call of [
+        () => createWorker(boss, ok),
+        () => enqueueRun(boss, { agent: "a", prompt: "hi", sessionStore: store }),
+        () => resumeRun(boss, "s", { agent: "a", sessionStore: store }),
+      ]) {
+        const error = await expectConfigurationError(call, "SKEIN_APPROVAL_SECRET");
+        expect(error.message).toContain("approvalSecret");
+      }
+      for (const call of [
+        () => createWorker(boss, { ...ok, approvalSecret: "per-process" }),
+        () =>
+          enqueueRun(boss, {
+            agent: "a",
+            prompt: "hi",
+            sessionStore: store,
+            approvalSecret: "per-process",
+          }),
+      ])
+        await expectConfigurationError(call, "per-process");
+      await expectConfigurationError(
+        () => createWorker(boss, { ...ok, approvalSecret: "short" }),
+        "approvalSecret",
+      );
+      const secret = "the worker's own secret, long enough";
+      await expectConfigurationError(
+        () =>
+          createWorker(boss, {
+            ...ok,
+            approvalSecret: secret,
+            agents: {
+              mine: defineAgent({
+                model: scriptedModel([]),
+                approvalSecret: "another one entirely",
+              }),
+            },
+          }),
+        /agents\.mine: .*differs from the worker's/,
+      );
+      await expectConfigurationError(
+        () =>
+          createWorker(boss, {
+            ...ok,
+            approvalSecret: secret,
+            agents: {
+              mine: defineAgent({ model: scriptedModel([]), approvalSecret: "per-process" }),
+            },
+          }),
+        /agents\.mine: .*per-process/,
+      );
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    // Nothing was logged or queued by any of them.
+    expect(await store.list()).toEqual([]);
   });
 
   test("worker.stop: a bad timeoutMs is refused, and the worker still stops afterwards", async () => {

@@ -91,6 +91,36 @@ describe.each(backings)("%s", (_, backing) => {
     expectWellFormed(model, result!.messages);
   }, 60_000);
 
+  test("the secret from SKEIN_APPROVAL_SECRET alone: paused in one process, refused by a process with another, resumed by the next with the same", async () => {
+    model = await startMock(TURNS);
+    const s = session(model);
+    const shared = { secret: undefined, envSecret: "the deployment's shared secret" };
+    const first = s.run({ ...shared, ask: true });
+    expect((await outcomeOf(first)).result?.subtype).toBe("paused");
+    const before = await s.lastSeq();
+
+    const approvals = { c1: true, c2: true };
+    const stranger = await outcomeOf(
+      s.resume({
+        secret: undefined,
+        envSecret: "another deployment's secret",
+        ask: true,
+        action: { kind: "resume", approvals },
+      }),
+    );
+    expect(stranger.rejected?.name).toBe("ResumeError");
+    expect(stranger.rejected?.message).toContain("SKEIN_APPROVAL_SECRET");
+    expect(await s.lastSeq()).toBe(before);
+    expect(effects(s.effects)).toEqual({});
+
+    const { result } = await outcomeOf(
+      s.resume({ ...shared, ask: true, action: { kind: "resume", approvals } }),
+    );
+    expect(result?.subtype).toBe("success");
+    expect(effects(s.effects)).toEqual({ c1: 1, c2: 1 });
+    expectWellFormed(model, result!.messages);
+  }, 90_000);
+
   test("D9: a resuming agent without the paused call's tool is refused before any side effect, writing nothing", async () => {
     model = await startMock(TURNS);
     const s = session(model);

@@ -23,7 +23,10 @@ export interface AgentTask {
   modelUrl: string;
   /** A file each handler run appends `<callId> <tool>` to: the side effects, across processes. */
   effects: string;
-  secret: string;
+  /** The agent's approvalSecret option; none: it reads SKEIN_APPROVAL_SECRET. */
+  secret?: string;
+  /** Sets (or, with null, unsets) SKEIN_APPROVAL_SECRET in this process before the agent is made. */
+  envSecret?: string | null;
   action: { kind: "run"; prompt: string } | { kind: "resume"; approvals?: Record<string, boolean> };
   /** Handlers that hang after recording their side effect (killed while they run). */
   hangIn?: string[];
@@ -109,11 +112,14 @@ const tools = {
   }),
 };
 
+if (task.envSecret === null) delete process.env.SKEIN_APPROVAL_SECRET;
+else if (task.envSecret !== undefined) process.env.SKEIN_APPROVAL_SECRET = task.envSecret;
+
 const agent = createBareAgent({
   model: anthropic({ baseURL: task.modelUrl, apiKey: "test", model: "mock-model", maxRetries: 0 }),
   tools: (task.tools ?? ["charge", "lookup"]).map((name) => tools[name]),
   sessionStore: store,
-  approvalSecret: task.secret,
+  ...(task.secret !== undefined ? { approvalSecret: task.secret } : {}),
   toolConcurrency: { mode: "all", maxConcurrency: 8 },
   ...(task.ask ? { permissions: { ask: ["charge"] } } : {}),
   hooks: {
