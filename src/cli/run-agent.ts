@@ -2,14 +2,16 @@ import {
   AbortError,
   type Agent,
   type AgentEvent,
+  type PendingToolCall,
   type Prompt,
   type SDKResultMessage,
   type Steering,
 } from "../index.ts";
 import { emptyUsage } from "../model/messages.ts";
-import { askApprovals } from "./approve.ts";
+import { type ApprovalOutcome, askApprovals } from "./approve.ts";
 import { CliError, describeFailure, type FailureContext } from "./failure.ts";
 import { type Interrupts, watchInterrupts } from "./interrupt.ts";
+import { answerPaused, type PausedSession, stillPaused } from "./paused-session.ts";
 import type { Renderer } from "./render.ts";
 import { steerFromLines } from "./steer-input.ts";
 import { RunTally } from "./tally.ts";
@@ -20,7 +22,13 @@ export interface AgentRun {
   /** What to ask; none when a session is only resumed. */
   prompt?: Prompt;
   /** The session `--continue` / `--resume` named; its unfinished run is resumed first. */
-  session?: { id: string; status: "idle" | "paused" | "interrupted"; path: string };
+  session?: {
+    id: string;
+    status: "idle" | "paused" | "interrupted";
+    path: string;
+    /** A paused session's waiting calls and transcript, as the store holds them. */
+    paused?: PausedSession;
+  };
   /** The agent logs to a session store: resume by session, and print the session id at the end. */
   logged: boolean;
   /** `--json`: the session id is in the result event, and stderr stays quiet. */
@@ -141,10 +149,7 @@ async function streamRun(driving: Driving): Promise<SDKResultMessage> {
   const { signal } = driving.interrupts;
   const session = run.session;
   if (session && session.status !== "idle") {
-    const resumed = await drive(
-      driving,
-      run.agent.resumeStream({ sessionId: session.id }, { signal }),
-    );
+    const resumed = await drive(driving, await resumeSession(driving, session));
     if (resumed.subtype !== "success" || run.prompt === undefined) return resumed;
     driving.tally.nextRun();
   }
@@ -154,6 +159,56 @@ async function streamRun(driving: Driving): Promise<SDKResultMessage> {
     );
   const options = session ? { signal, sessionId: session.id } : { signal };
   return drive(driving, run.agent.stream(run.prompt, options));
+}
+
+/**
+ * The stream that resumes the session's unfinished run. A paused run's calls are answered first
+ * (rules, then the terminal); one this command cannot answer is not resumed: it stays paused, and
+ * the stream is its paused result alone.
+ */
+async function resumeSession(
+  driving: Driving,
+  session: NonNullable<AgentRun["session"]>,
+): Promise<AgentStream> {
+  const { run, interrupts } = driving;
+  const target = { sessionId: session.id };
+  const paused = session.paused;
+  if (!paused || paused.pending.some((call) => call.reason !== "approval"))
+    return run.agent.resumeStream(target, { signal: interrupts.signal });
+  const outcome = await answerPaused(run.agent, paused.pending, (calls) => ask(driving, calls));
+  if (outcome.kind === "answered")
+    return run.agent.resumeStream(target, {
+      approvals: outcome.decisions,
+      signal: interrupts.signal,
+    });
+  if (outcome.kind === "unasked" && outcome.why !== undefined) driving.unasked = outcome.why;
+  return resultOnly(stillPaused(paused));
+}
+
+/** Asks on the terminal, with interrupts read as answers to the question. */
+async function ask(driving: Driving, calls: PendingToolCall[]): Promise<ApprovalOutcome> {
+  const { run, interrupts } = driving;
+  driving.asking = true;
+  try {
+    return await askApprovals(calls, {
+      terminal: run.terminal,
+      signal: interrupts.signal,
+      onInterrupt: () => interrupts.interrupt("SIGINT"),
+    });
+  } finally {
+    driving.asking = false;
+  }
+}
+
+/** A stream of one result event, which nothing can steer. */
+function resultOnly(result: SDKResultMessage): AgentStream {
+  return {
+    async *[Symbol.asyncIterator]() {
+      yield result;
+    },
+    steer() {},
+    followUp() {},
+  };
 }
 
 /** Streams through the renderer; a run paused for approvals resumes when `askApprovals` decides. */
@@ -173,14 +228,7 @@ async function drive(driving: Driving, stream: AgentStream): Promise<SDKResultMe
     const pending = result.pending ?? [];
     if (result.subtype !== "paused" || !result.state || pending.length === 0) return result;
     if (pending.some((call) => call.reason !== "approval")) return result;
-    driving.asking = true;
-    const outcome = await askApprovals(pending, {
-      terminal: run.terminal,
-      signal: interrupts.signal,
-      onInterrupt: () => interrupts.interrupt("SIGINT"),
-    }).finally(() => {
-      driving.asking = false;
-    });
+    const outcome = await ask(driving, pending);
     if (outcome.kind === "unasked" && outcome.why !== undefined) driving.unasked = outcome.why;
     if (outcome.kind !== "answered") return result;
     // A logged run resumes from its store, where the paused state was written.

@@ -4,6 +4,7 @@ import path from "node:path";
 import { ConfigurationError, loadSession, type SessionStore } from "../index.ts";
 import { CliError } from "./failure.ts";
 import { oneLine, truncate } from "./format.ts";
+import type { PausedSession } from "./paused-session.ts";
 import { ensureProjectDir, PROJECT_DIR } from "./project-dir.ts";
 import type { Terminal } from "./terminal.ts";
 
@@ -50,13 +51,21 @@ export async function requireCliStore(cwd: string): Promise<CliStore> {
 export async function pickSession(
   cli: CliStore,
   choice: { continue?: boolean; resume?: string },
-): Promise<{ id: string; status: "idle" | "paused" | "interrupted" }> {
+): Promise<{
+  id: string;
+  status: "idle" | "paused" | "interrupted";
+  paused?: PausedSession;
+}> {
   const id = choice.resume ?? (await cli.store.list())[0]?.sessionId;
   if (id === undefined) throw new CliError(`no session to continue in ${cli.path}.`);
   const session = await loadSession(cli.store, id);
   if (!session)
     throw new CliError(`no session "${id}" in ${cli.path}; list them with skein sessions.`);
-  return { id, status: session.status };
+  const paused =
+    session.status === "paused" && session.pending
+      ? { paused: { id, pending: session.pending, messages: session.messages } }
+      : {};
+  return { id, status: session.status, ...paused };
 }
 
 /**
