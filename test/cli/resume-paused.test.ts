@@ -58,6 +58,22 @@ describe("a run paused by one command resumes in the next", () => {
     expect(result.is_error ?? false).toBe(false);
   }, 90_000);
 
+  it("Ctrl-C at the question leaves the run paused; the next command on a terminal asks again and runs it", async () => {
+    const first = startOnTerminal(["write", "hello"], { env: env(), cwd });
+    await first.waitFor(QUESTION);
+    first.type("\u0003");
+    const interrupted = await first.exited;
+    expect(interrupted.code, interrupted.screen).toBe(130);
+    expect(existsSync(path.join(cwd, "hello.txt"))).toBe(false);
+
+    const again = startOnTerminal(["--continue"], { env: env(), cwd });
+    await again.waitFor(QUESTION);
+    again.type("y\r");
+    const { code, screen } = await again.exited;
+    expect(code, screen).toBe(0);
+    expect(readFileSync(path.join(cwd, "hello.txt"), "utf8")).toBe("hi\n");
+  }, 90_000);
+
   it("--resume <id> with an --allow rule runs it off a terminal, without asking", async () => {
     await pausedOffTerminal();
     const listed = await runCli(["sessions"], { env: env(), cwd });
