@@ -279,6 +279,10 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
     },
   });
   if (hardened) config.hardened = true;
+  // A key known to be missing fails here, not as the first run's result (the provider made here
+  // is dropped: each run makes its own, as SKEIN_MODEL may name another). A definition is checked
+  // where it is used: a worker may have keys its author's process lacks.
+  if (config.model.kind === "name" && !choice.definition) modelByName(config.model);
   // With a session store, a reply is logged before any of its calls is prepared: no eager starts.
   if (store) config.eager = false;
   return [config, { ...(store ? { store } : {}), root: workspace.root, workspace }];
@@ -311,9 +315,9 @@ export const DEFAULT_MODEL = ANTHROPIC_DEFAULT_MODEL;
 /**
  * A model given by name picks its protocol from the name (model/by-name.ts: `claude-*`
  * Anthropic; `gpt-*`, `o1*`, `o3*`, `o4*` OpenAI; `anthropic:` / `openai:` for any other; a
- * bare name is Anthropic, as for DeepSeek's Anthropic endpoint in seeds 000/001), with `apiKey`
- * and `baseURL` for that provider. Called at run time, so a missing key is a failed run with a
- * clear message, not an assembly error.
+ * bare name is Anthropic, as for DeepSeek's Anthropic endpoint), with `apiKey` and `baseURL` for
+ * that provider. Called at assembly (a missing key is a `ConfigurationError` there) and again at
+ * each run.
  */
 const modelByName: ModelFactory = (choice) => {
   // An empty variable counts as unset, as for keys and base URLs.

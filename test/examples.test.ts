@@ -25,6 +25,12 @@ import { type Deferred, deferred } from "./support/promises.ts";
 // each agent was built from. Seed 002 also calls anthropic(): here a stand-in returns a scripted
 // model that calls get_weather, then repeats its result (the real client over HTTP is tested in
 // test/providers/examples-http.test.ts).
+// The seeds' agents are assembled at import, and an agent named by model needs its provider's key
+// there: the user running them has one. Never sent: every model here is scripted.
+vi.hoisted(() => {
+  process.env.ANTHROPIC_API_KEY ||= "sk-test-never-sent";
+  process.env.OPENAI_API_KEY ||= "sk-test-never-sent";
+});
 const recorded = vi.hoisted(() => ({
   agentOptions: new WeakMap<object, AgentOptions>(),
   anthropicCalls: [] as { options: unknown; model: ScriptedModel }[],

@@ -42,7 +42,7 @@ const ANTHROPIC_KEYS: ReadonlySet<string> = new Set([
  * `baseURL` excludes `/v1`; `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL` are read when not given.
  */
 export function anthropic(options: AnthropicOptions = {}): Model {
-  const { apiKey, endpoint, transport, modelId, assertKey, missingKeyHint } = resolveProvider({
+  const { apiKey, endpoint, transport, modelId, missingKeyHint } = resolveProvider({
     prefix: "anthropic()",
     options,
     keys: ANTHROPIC_KEYS,
@@ -79,7 +79,6 @@ export function anthropic(options: AnthropicOptions = {}): Model {
       request: ModelRequest,
       { signal }: { signal: AbortSignal },
     ): AsyncIterable<ModelStreamEvent> {
-      assertKey();
       const settings = request.settings ?? {};
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,

@@ -57,10 +57,15 @@ export function modelFromName(
     ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
   };
   if (protocol === "openai") return openai(settings);
-  const provider = anthropic(settings);
-  if (protocol === "anthropic") return provider;
+  if (protocol === "anthropic") return anthropic(settings);
   const from = options.source ? ` (from ${options.source})` : "";
   const hint = `The model name "${name}"${from} has no protocol prefix, so it is sent with the Anthropic protocol; for an OpenAI-compatible server, write "openai:${name}".`;
+  let provider: Model;
+  try {
+    provider = anthropic(settings);
+  } catch (error) {
+    throw withHint(error, hint);
+  }
   return {
     provider: provider.provider,
     modelId: provider.modelId,

@@ -45,7 +45,7 @@ const OPENAI_KEYS: ReadonlySet<string> = new Set([
  * `OPENAI_BASE_URL` are read when not given.
  */
 export function openai(options: OpenAIOptions = {}): Model {
-  const { apiKey, endpoint, transport, modelId, assertKey, missingKeyHint } = resolveProvider({
+  const { apiKey, endpoint, transport, modelId, missingKeyHint } = resolveProvider({
     prefix: "openai()",
     options,
     keys: OPENAI_KEYS,
@@ -80,7 +80,6 @@ export function openai(options: OpenAIOptions = {}): Model {
       request: ModelRequest,
       { signal }: { signal: AbortSignal },
     ): AsyncIterable<ModelStreamEvent> {
-      assertKey();
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
         messages: wireMessages(request.system, request.messages, replayReasoning),

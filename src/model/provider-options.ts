@@ -163,8 +163,6 @@ export interface ResolvedProvider {
   endpoint: string;
   transport: TransportOptions;
   modelId: string;
-  /** Throws when the provider's own host would get a request without a key. */
-  assertKey(): void;
   /** Said after a 401 when no key was sent: which option sends one. */
   missingKeyHint?: string;
 }
@@ -201,19 +199,17 @@ export function resolveProvider(spec: {
     : withheld
       ? `No API key was sent: ${withheld} is sent only to ${ownHost} or to ${variable}_BASE_URL. Pass apiKey (to createAgent or ${prefix}) with the key for ${server}, or set ${variable}_BASE_URL to this server.`
       : `No API key was sent to ${server}: pass apiKey (to createAgent or ${prefix}).`;
+  // A key is required only for the provider's own host; local and compatible servers may need
+  // none. The key is read here, once, so a missing one is known now: the factory throws.
+  if (!apiKey && new URL(endpoint).hostname === ownHost)
+    throw new ConfigurationError(
+      `${prefix}: no API key for ${ownHost}. Set ${variable}_API_KEY, or pass apiKey (and baseURL for another server).`,
+    );
   return {
     ...(missingKeyHint ? { missingKeyHint } : {}),
     apiKey,
     endpoint,
     transport: resolveTransport(prefix, options),
     modelId: options.model ?? spec.defaultModel,
-    assertKey() {
-      // A key is required only for the provider's own host; local and compatible servers may need none.
-      if (!apiKey && new URL(endpoint).hostname === ownHost) {
-        throw new ConfigurationError(
-          `${prefix}: no API key. Set ${variable}_API_KEY, or pass apiKey (and baseURL for another server).`,
-        );
-      }
-    },
   };
 }

@@ -1,4 +1,4 @@
-import { createAgent } from "skein";
+import { ConfigurationError, createAgent } from "skein";
 import { type MockServer, mockServer } from "skein/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
@@ -34,18 +34,13 @@ describe("an agent that names no model", () => {
     expect(server.requests[0]!.body.model).toBe("claude-opus-4-1");
   });
 
-  it("with no key for Anthropic's own host, fails the run saying what to set, and sends nothing", async () => {
+  it("with no key for Anthropic's own host, fails at assembly saying what to set, and sends nothing", async () => {
     vi.stubEnv("ANTHROPIC_BASE_URL", "");
     vi.stubEnv("ANTHROPIC_API_KEY", "");
     const fetchSpy = vi.fn();
     vi.stubGlobal("fetch", fetchSpy);
-    const result = await createAgent({}).run("hi");
-    expect(result).toMatchObject({
-      subtype: "error_during_execution",
-      isError: true,
-      error: { name: "ConfigurationError" },
-    });
-    expect(result.error!.message).toContain("Set ANTHROPIC_API_KEY");
+    expect(() => createAgent({})).toThrow(ConfigurationError);
+    expect(() => createAgent({})).toThrow("Set ANTHROPIC_API_KEY");
     expect(fetchSpy).not.toHaveBeenCalled();
   });
 });

@@ -4,7 +4,7 @@
  * no known family is Anthropic, and its errors say how to choose OpenAI. SKEIN_MODEL alike.
  * The mock server speaks Anthropic at `url` and OpenAI at `url + "/v1"`.
  */
-import { createBareAgent } from "skein";
+import { ConfigurationError, createAgent, createBareAgent, query } from "skein";
 import { type MockServer, mockServer } from "skein/testing";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseModelName } from "../../src/model/by-name.ts";
@@ -116,17 +116,14 @@ describe("createAgent({ model: <name> })", () => {
     }
   });
 
-  it("a bare name with only OPENAI_API_KEY: the error says a bare name means Anthropic and how to choose OpenAI", async () => {
+  it("a bare name with only OPENAI_API_KEY: assembly fails saying a bare name means Anthropic and how to choose OpenAI", async () => {
     openaiEnvironment();
     const fetchSpy = vi.fn();
     vi.stubGlobal("fetch", fetchSpy);
-    const result = await createBareAgent({ model: "qwen3" }).run("hi");
-    expect(result).toMatchObject({
-      subtype: "error_during_execution",
-      error: { name: "ConfigurationError" },
-    });
-    expect(result.error!.message).toContain("no API key");
-    expect(result.error!.message).toContain(
+    const error = assemblyError(() => createBareAgent({ model: "qwen3" }));
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error.message).toContain("no API key");
+    expect(error.message).toContain(
       'The model name "qwen3" has no protocol prefix, so it is sent with the Anthropic protocol; for an OpenAI-compatible server, write "openai:qwen3".',
     );
     expect(fetchSpy).not.toHaveBeenCalled();
@@ -146,14 +143,45 @@ describe("createAgent({ model: <name> })", () => {
     expect(result.error!.message).toContain('write "openai:llama3"');
   });
 
-  it('"openai:" with no id fails the run with a ConfigurationError saying how to write it', async () => {
-    const result = await createBareAgent({ model: "openai:" }).run("hi");
-    expect(result).toMatchObject({
-      subtype: "error_during_execution",
-      error: { name: "ConfigurationError" },
-    });
-    expect(result.error!.message).toContain("openai:<model id>");
+  it('"openai:" with no id fails at assembly with a ConfigurationError saying how to write it', () => {
+    const error = assemblyError(() => createBareAgent({ model: "openai:" }));
+    expect(error).toBeInstanceOf(ConfigurationError);
+    expect(error.message).toContain("openai:<model id>");
   });
+});
+
+describe("a key known to be missing fails at assembly, never as a run's answer", () => {
+  it.each([
+    ["claude-sonnet-4-6", "ANTHROPIC_API_KEY"],
+    ["anthropic:some-model", "ANTHROPIC_API_KEY"],
+    ["gpt-4o", "OPENAI_API_KEY"],
+    ["openai:gpt-5", "OPENAI_API_KEY"],
+  ])(
+    "%s with no key for its provider's own host: a ConfigurationError naming %s",
+    (name, variable) => {
+      for (const prefix of ["ANTHROPIC", "OPENAI"]) {
+        vi.stubEnv(`${prefix}_API_KEY`, undefined);
+        vi.stubEnv(`${prefix}_BASE_URL`, undefined);
+      }
+      const fetchSpy = vi.fn();
+      vi.stubGlobal("fetch", fetchSpy);
+      for (const build of [
+        () => createBareAgent({ model: name }),
+        () => createAgent({ model: name }),
+        () => query({ prompt: "hi", model: name }),
+      ]) {
+        const error = assemblyError(build);
+        expect(error).toBeInstanceOf(ConfigurationError);
+        expect(error.message).toContain(variable);
+      }
+      // A key given beside the name, or another host (a local server may need none), assembles.
+      expect(() => createBareAgent({ model: name, apiKey: "k" })).not.toThrow();
+      expect(() =>
+        createBareAgent({ model: name, baseURL: "http://127.0.0.1:9/v1" }),
+      ).not.toThrow();
+      expect(fetchSpy).not.toHaveBeenCalled();
+    },
+  );
 });
 
 describe("SKEIN_MODEL", () => {
@@ -173,7 +201,17 @@ describe("SKEIN_MODEL", () => {
   it("a bare name from SKEIN_MODEL says where it came from", async () => {
     openaiEnvironment();
     vi.stubEnv("SKEIN_MODEL", "qwen3");
-    const result = await createBareAgent({}).run("hi");
-    expect(result.error!.message).toContain('"qwen3" (from SKEIN_MODEL) has no protocol prefix');
+    const error = assemblyError(() => createBareAgent({}));
+    expect(error.message).toContain('"qwen3" (from SKEIN_MODEL) has no protocol prefix');
   });
 });
+
+/** What a build throws (fails the test when it does not). */
+function assemblyError(build: () => unknown): Error {
+  try {
+    build();
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error("expected the assembly to fail");
+}

@@ -184,15 +184,11 @@ describe("anthropic: request shape", () => {
     const server = await serve([{ text: "a" }]);
     await collect(createBareAgent({ model: anthropic({ baseURL: server.url }) }));
     expect(server.requests[0]!.headers["x-api-key"]).toBeUndefined();
-    const { result } = await collect(createBareAgent({ model: anthropic() }));
-    expect(result).toMatchObject({
-      subtype: "error_during_execution",
-      error: {
-        name: "ConfigurationError",
-        message:
-          "anthropic(): no API key. Set ANTHROPIC_API_KEY, or pass apiKey (and baseURL for another server).",
-      },
-    });
+    expect(() => anthropic()).toThrow(
+      new ConfigurationError(
+        "anthropic(): no API key for api.anthropic.com. Set ANTHROPIC_API_KEY, or pass apiKey (and baseURL for another server).",
+      ),
+    );
   });
 
   it("treats an empty ANTHROPIC_BASE_URL as unset, as it does an empty key", () => {
