@@ -4,6 +4,7 @@
 // runs as a job of its own, on whichever worker takes it. Offline (a scripted model); it needs a
 // Postgres: `DATABASE_URL=postgres://... npx tsx examples/many-machines.ts`.
 import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import PgBoss from "pg-boss";
@@ -70,6 +71,10 @@ export async function main(
   log: (line: string) => void = console.log,
 ): Promise<void> {
   if (!databaseUrl) throw new Error("Set DATABASE_URL to a Postgres database.");
+  // 0. One approval secret for the whole deployment (a run may pause on one worker and resume on
+  // another): in production, set SKEIN_APPROVAL_SECRET on every machine; here the workers this
+  // process starts inherit the one it makes.
+  process.env.SKEIN_APPROVAL_SECRET ||= randomBytes(32).toString("hex");
   // 1. Two workers, as two machines would run `skein worker`.
   const workers = await Promise.all([startWorker(databaseUrl), startWorker(databaseUrl)]);
   const boss = new PgBoss(databaseUrl);

@@ -4,6 +4,7 @@
 // told its outcome is unknown instead of it being run twice. Offline (a scripted model). Run it
 // with `npx tsx examples/sessions-crash-recovery.ts`.
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { appendFileSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -54,6 +55,9 @@ async function child(dir: string): Promise<void> {
 
 export async function main(log: (line: string) => void = console.log): Promise<string[]> {
   const dir = await mkdtemp(path.join(tmpdir(), "skein-example-"));
+  // Both processes seal paused runs with one secret: in production, set SKEIN_APPROVAL_SECRET
+  // everywhere the agent runs; here the child inherits the one this process makes.
+  process.env.SKEIN_APPROVAL_SECRET ||= randomBytes(32).toString("hex");
   try {
     // 1. Another process runs the agent; it is killed with SIGKILL while it sends the invoice.
     const loader = process.execArgv.some((arg) => arg.includes("tsx"))

@@ -4,6 +4,7 @@ import { createWorker, enqueueRun, followRun, waitForRun } from "skein/pgboss";
 import { postgresStore } from "skein/postgres";
 
 const url = process.env.DATABASE_URL!; // the queue and the sessions share one Postgres
+// Workers, enqueueRun and resumeRun read SKEIN_APPROVAL_SECRET: one secret for the deployment.
 const boss = new PgBoss(url);
 boss.on("error", console.error); // pg-boss reports lost connections here; unheard, they would throw
 await boss.start();
