@@ -3,6 +3,7 @@
 
 import { type SessionStore, SessionStoreError, SkeinError } from "../index.ts";
 import type { PgBossLike } from "../pgboss/types.ts";
+import { requireApprovalSecret } from "../run/approval-secret.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
 
@@ -43,6 +44,19 @@ export function databaseUrl(
       `${source} is a ${url.protocol.replace(/:$/, "")}: URL; give a Postgres URL (postgres:// or postgresql://), such as ${EXAMPLE}.`,
     );
   return value;
+}
+
+/**
+ * `skein worker` and `skein enqueue` share the deployment's approval secret through
+ * SKEIN_APPROVAL_SECRET (a run pauses on one worker and resumes on another): checked before any
+ * connection, so the line says what to set.
+ */
+export function requireQueueSecret(command: string): void {
+  try {
+    requireApprovalSecret(`skein ${command}`, undefined);
+  } catch (error) {
+    throw new CliError(oneLine((error as Error).message));
+  }
 }
 
 /** The URL with its password masked, for messages. */

@@ -7,7 +7,7 @@ import { enqueueRun } from "../pgboss/enqueue.ts";
 import { waitForRun } from "../pgboss/follow.ts";
 import { queueOf } from "../pgboss/queue.ts";
 import { isValidSessionId } from "../sessions/validate.ts";
-import { connectionError, databaseUrl, openDatabase } from "./database.ts";
+import { connectionError, databaseUrl, openDatabase, requireQueueSecret } from "./database.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
 import { watchInterrupts } from "./interrupt.ts";
@@ -45,6 +45,7 @@ export async function runEnqueue(
     throw new CliError(
       `--session ${JSON.stringify(flags.session)} is not a session id: 1-128 characters from A-Z, a-z, 0-9, ".", "_", ":" and "-".`,
     );
+  requireQueueSecret("enqueue");
   const notice = (line: string) =>
     terminal.stderr.write(`${terminal.colors.dim(`skein · ${line}`)}\n`);
   const database = await openDatabase(url, {

@@ -3,7 +3,13 @@
 
 import { createWorker } from "../pgboss/worker.ts";
 import { loadAgentsModule } from "./agents-module.ts";
-import { connectionError, databaseUrl, openDatabase, redactUrl } from "./database.ts";
+import {
+  connectionError,
+  databaseUrl,
+  openDatabase,
+  redactUrl,
+  requireQueueSecret,
+} from "./database.ts";
 import { oneLine } from "./format.ts";
 import { watchInterrupts } from "./interrupt.ts";
 import type { Terminal } from "./terminal.ts";
@@ -26,6 +32,7 @@ export async function runWorker(flags: WorkerFlags, terminal: Terminal): Promise
   const url = databaseUrl(flags.databaseUrl, "worker", process.env);
   const { pgBossClass } = await import("../pgboss/peers.ts");
   pgBossClass("skein worker"); // the peers first: their error names what to install
+  requireQueueSecret("worker");
   const agentsModule = await loadAgentsModule(flags.agents, process.cwd());
   const log = (line: string) =>
     terminal.stderr.write(`${terminal.colors.dim(`skein · ${line}`)}\n`);

@@ -210,6 +210,28 @@ describe("skein worker: bad input", () => {
     expect(stderr).not.toContain("s3cret");
   });
 
+  it("no SKEIN_APPROVAL_SECRET: what to set, before any connection", async () => {
+    const stderr = await expectError(
+      skein(["worker", "--database-url", nowhere, "--agents", "./fine.mjs"], {
+        SKEIN_APPROVAL_SECRET: undefined,
+      }),
+      /^skein: skein worker: needs an approvalSecret option or the SKEIN_APPROVAL_SECRET environment variable: .*Every worker and every process that enqueues or resumes runs must share it\.\n$/,
+    );
+    expect(stderr).not.toContain("ECONNREFUSED");
+    await expectError(
+      skein(["enqueue", "--database-url", nowhere, "--agent", "echo", "hello"], {
+        SKEIN_APPROVAL_SECRET: undefined,
+      }),
+      /^skein: skein enqueue: needs an approvalSecret option or the SKEIN_APPROVAL_SECRET environment variable/,
+    );
+    await expectError(
+      skein(["worker", "--database-url", nowhere, "--agents", "./fine.mjs"], {
+        SKEIN_APPROVAL_SECRET: "short",
+      }),
+      /^skein: SKEIN_APPROVAL_SECRET must be a random string of at least 16 characters/,
+    );
+  });
+
   it("without pg-boss and pg installed: the packages to install", async () => {
     await expectError(
       runCli(["worker", "--database-url", nowhere, "--agents", "./peers.mjs"], {

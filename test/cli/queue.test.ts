@@ -115,7 +115,12 @@ function skein(args: string[], env: Record<string, string> = {}): CliProcess {
   const cli = startCli(args, {
     built: true,
     cwd: FIXTURES,
-    env: { MOCK_MODEL_URL: model.url, ...env },
+    // One approval secret for the workers and the enqueuers, as a deployment sets it.
+    env: {
+      MOCK_MODEL_URL: model.url,
+      SKEIN_APPROVAL_SECRET: "the queue tests' shared secret",
+      ...env,
+    },
   });
   started.add(cli);
   return cli;
