@@ -32,13 +32,9 @@ export function databaseUrl(
     throw new CliError(
       `skein ${command} needs the Postgres database of the queue and the sessions: pass --database-url ${EXAMPLE}${env ? ` or set ${DATABASE_ENV}` : ""}.`,
     );
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    // Not echoed: a mistyped URL may still hold a password.
-    throw new CliError(`${source} is not a URL; give a Postgres URL, such as ${EXAMPLE}.`);
-  }
+  const url = parsePostgresUrl(value);
+  // Not echoed: a mistyped URL may still hold a password.
+  if (!url) throw new CliError(`${source} is not a URL; give a Postgres URL, such as ${EXAMPLE}.`);
   if (url.protocol !== "postgres:" && url.protocol !== "postgresql:")
     throw new CliError(
       `${source} is a ${url.protocol.replace(/:$/, "")}: URL; give a Postgres URL (postgres:// or postgresql://), such as ${EXAMPLE}.`,
@@ -59,16 +55,34 @@ export function requireQueueSecret(command: string): void {
   }
 }
 
+/**
+ * A database URL as pg reads it. WHATWG URLs refuse a user with no host, which pg accepts for a
+ * Unix socket (`postgres://user@/db?host=/var/run/postgresql`): such a URL is read with a
+ * placeholder host, which the caller never sends anywhere (pg gets the text as given).
+ */
+function parsePostgresUrl(value: string): URL | undefined {
+  try {
+    return new URL(value);
+  } catch {
+    const socket = /^(postgres(?:ql)?:\/\/[^@/?#]*@)(?=[/?#]|$)/i.exec(value);
+    if (!socket) return undefined;
+    try {
+      const url = new URL(`${socket[1]}socket${value.slice(socket[1]!.length)}`);
+      url.host = "";
+      return url;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
 /** The URL with its password masked, for messages. */
 export function redactUrl(value: string): string {
-  try {
-    const url = new URL(value);
-    if (url.password !== "") url.password = "***";
-    if (url.searchParams.has("password")) url.searchParams.set("password", "***");
-    return url.toString();
-  } catch {
-    return "(the database URL)";
-  }
+  const url = parsePostgresUrl(value);
+  if (!url) return "(the database URL)";
+  if (url.password !== "") url.password = "***";
+  if (url.searchParams.has("password")) url.searchParams.set("password", "***");
+  return url.toString();
 }
 
 /** pg-boss 10 as the command uses it: what skein/pgboss needs, and starting and stopping it. */
