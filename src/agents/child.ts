@@ -137,7 +137,8 @@ async function resultOf(spec: ChildSpec, result: SDKResultMessage): Promise<Tool
     numTurns: result.numTurns,
     usage: result.totalUsage,
   };
-  if (result.subtype !== "success") return failed(spec, result.result, details);
+  if (result.subtype !== "success")
+    return failed(spec, result.error?.message ?? `it ended with ${result.subtype}.`, details);
   let output: ToolResult;
   if (spec.toModelOutput) output = toolResultFromReturn(await spec.toModelOutput(result));
   else {
