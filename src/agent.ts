@@ -19,12 +19,11 @@ import { createWorkspace } from "./builtin/workspace.ts";
 import { ConfigurationError } from "./errors.ts";
 import { ANTHROPIC_DEFAULT_MODEL } from "./model/anthropic.ts";
 import { modelFromName } from "./model/by-name.ts";
-import type { ContentBlock, Message } from "./model/messages.ts";
+import type { Message } from "./model/messages.ts";
 import {
   AGENT_OPTION_KEYS,
   assertKnownOptions,
   assertOneOf,
-  assertPrompt,
   describeValue,
   PERMISSION_KEYS,
   QUERY_OPTION_KEYS,
@@ -54,6 +53,7 @@ import type {
   SessionTarget,
   Steering,
 } from "./run/types.ts";
+import { assertPrompt, type UserContent } from "./run/user-content.ts";
 import { isProcessLocal } from "./sessions/memory-store.ts";
 import {
   checkHistory,
@@ -67,8 +67,8 @@ import {
 import { type RewindResult, rewindFiles } from "./sessions/rewind.ts";
 import type { SessionStore } from "./sessions/types.ts";
 
-/** What a run starts from: text, or content blocks (text and images) for the first user message. */
-export type Prompt = string | ContentBlock[];
+/** What a run starts from: text, or content blocks (text and images only) for the first user message. */
+export type Prompt = UserContent;
 
 /**
  * What `agent.stream()` returns: the run's events (ending with `result`), and `steer()` /
@@ -365,12 +365,13 @@ function agentFrom(config: EngineConfig, context: AgentContext, handle?: AgentHa
   const { store } = context;
   const fresh = (prompt: Prompt, options: RunOptions | undefined, streamed: boolean) => {
     assertKnownOptions("RunOptions", options, RUN_OPTION_KEYS);
-    checkPrompt(prompt);
+    // A plain copy: what the app keeps of the prompt cannot change the transcript later.
+    const content = assertPrompt("run(prompt)", "prompt", prompt);
     const history = checkHistory(options?.messages, store !== undefined);
     const steering = steeringFor(options?.steering, streamed, "run");
     const start: Start = (emit, signal) =>
       withRunBackground(config, (background) => {
-        const message: Message = { role: "user", content: prompt };
+        const message: Message = { role: "user", content };
         const each = {
           emit,
           signal,
@@ -709,8 +710,4 @@ async function* streamEvents(
     }
     unlink();
   }
-}
-
-function checkPrompt(prompt: unknown): void {
-  assertPrompt("run(prompt)", "prompt", prompt);
 }

@@ -169,11 +169,3 @@ export const HOOK_KEYS: ReadonlySet<string> = new Set([
   "onToolResult",
 ]);
 export const SECURITY_KEYS: ReadonlySet<string> = new Set(["network", "filesystem", "sideEffects"]);
-
-/** A prompt (or a steering message) is a string or an array of content blocks. */
-export function assertPrompt(where: string, noun: string, value: unknown): void {
-  if (typeof value === "string" || Array.isArray(value)) return;
-  throw new ConfigurationError(
-    `${where}: the ${noun} must be a string or an array of content blocks, received ${describeValue(value)}.`,
-  );
-}

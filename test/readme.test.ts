@@ -8,7 +8,7 @@
 import { readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
-import { type ContentBlock, createBareAgent, openai } from "skein";
+import { createBareAgent, openai, type Prompt } from "skein";
 import { type MockScript, type MockServer, mockServer } from "skein/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
@@ -123,7 +123,7 @@ const RUNS: Record<string, () => void> = {
     const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
     const system = "You review screenshots of web pages. Answer in one short paragraph.";
     const text = "What looks broken on this page?";
-    const prompt: ContentBlock[] = [
+    const prompt: Prompt = [
       { type: "text", text },
       {
         type: "image",

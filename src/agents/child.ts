@@ -3,7 +3,7 @@
 
 import { randomUUID } from "node:crypto";
 import type { Workspace } from "../builtin/environment.ts";
-import { describeThrown } from "../errors.ts";
+import { describeThrown, ResumeError } from "../errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../model/messages.ts";
 import type { CallRecord } from "../run/call.ts";
 import type {
@@ -103,6 +103,11 @@ export async function restoreChild(
 ): Promise<ChildResume> {
   const child = childSetup(spec, parent, call.id);
   const restored = await restoreRun(call.state, child.config, answers, child.link);
+  // A child run takes no steering: messages queued in its state would have nowhere to go.
+  if (restored.queued.length > 0)
+    throw new ResumeError(
+      `resume: the paused child run of call "${call.id}" carries queued messages, which a child run never has; the state was altered.`,
+    );
   const spentBefore = emptyUsage();
   addUsage(spentBefore, call.state.totalUsage ?? call.state.usage);
   const resumed: Resumed = {
@@ -132,7 +137,8 @@ async function resultOf(spec: ChildSpec, result: SDKResultMessage): Promise<Tool
     numTurns: result.numTurns,
     usage: result.totalUsage,
   };
-  if (result.subtype !== "success") return failed(spec, result.result, details);
+  if (result.subtype !== "success")
+    return failed(spec, result.error?.message ?? `it ended with ${result.subtype}.`, details);
   let output: ToolResult;
   if (spec.toModelOutput) output = toolResultFromReturn(await spec.toModelOutput(result));
   else {

@@ -127,7 +127,7 @@ function abortedResult(error: AbortError, durationMs: number): SDKResultMessage 
   return {
     type: "result",
     subtype: "error_during_execution",
-    result: message,
+    result: "",
     isError: true,
     numTurns: error.numTurns ?? 0,
     sessionId: error.sessionId,

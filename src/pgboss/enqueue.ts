@@ -3,8 +3,9 @@
 import { randomUUID } from "node:crypto";
 import { ConfigurationError } from "../errors.ts";
 import type { Message } from "../model/messages.ts";
-import { assertKnownOptions, assertPrompt, describeValue } from "../options.ts";
+import { assertKnownOptions, describeValue } from "../options.ts";
 import { requireApprovalSecret, secretId } from "../run/approval-secret.ts";
+import { assertPrompt } from "../run/user-content.ts";
 import { logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession } from "../sessions/session-view.ts";
 import type { SessionStore } from "../sessions/types.ts";
@@ -66,13 +67,13 @@ export async function enqueueRun(
   checkBoss(prefix, boss);
   checkOptions(prefix, options, ENQUEUE_KEYS);
   const queue = queueOf(prefix, options.agent);
-  assertPrompt(prefix, "prompt", options.prompt);
+  const prompt = assertPrompt(prefix, "prompt", options.prompt);
   const board = boardOf(prefix, options.sessionStore);
   const sessionId = options.sessionId ?? randomUUID();
   assertSessionId(prefix, sessionId);
   const jobOptions = checkJobOptions(prefix, options.jobOptions);
   const keyId = secretId(requireApprovalSecret(prefix, options.approvalSecret));
-  const message: Message = { role: "user", content: options.prompt };
+  const message: Message = { role: "user", content: prompt };
   // The queue (and the board's tables) first: what can be refused is refused before any write.
   await ensureQueue(boss, queue);
   await board.ready();

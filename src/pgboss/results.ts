@@ -74,7 +74,8 @@ export function resultFromLog(
   const result: SDKResultMessage = {
     type: "result",
     subtype: "success",
-    result: end?.result ?? "",
+    // An error's text is in `error` (older logs may hold it as the result too).
+    result: end && end.subtype !== "success" ? "" : (end?.result ?? ""),
     isError: false,
     numTurns,
     sessionId: view.sessionId,
@@ -96,7 +97,11 @@ export function resultFromLog(
     result.subtype =
       end.subtype === "error_max_turns" ? "error_max_turns" : "error_during_execution";
     result.isError = true;
-    if (end.error) result.error = end.error;
+    // A log written before errors always carried `error` may hold the message as the result.
+    result.error = end.error ?? {
+      name: end.subtype === "error_max_turns" ? "MaxTurnsError" : "Error",
+      message: end.result || `The run ended with ${end.subtype}.`,
+    };
   }
   return result;
 }

@@ -15,13 +15,15 @@ export function finish(
   >,
 ): SDKResultMessage {
   const isError = subtype === "error_max_turns" || subtype === "error_during_execution";
-  let result = fields.result;
-  if (result === undefined) {
-    if (subtype === "error_max_turns") {
-      result = `The run stopped after ${run.numTurns} model calls (maxTurns ${run.config.maxTurns}) before the model finished. Resume its state with a higher maxTurns to go on.`;
-    } else if (fields.error) result = fields.error.message;
-    else result = "";
-  }
+  // An error never poses as an answer: its result text is empty, and what went wrong is in `error`.
+  const error =
+    subtype === "error_max_turns"
+      ? (fields.error ?? {
+          name: "MaxTurnsError",
+          message: `The run stopped after ${run.numTurns} model calls (maxTurns ${run.config.maxTurns}) before the model finished. Resume its state with a higher maxTurns to go on.`,
+        })
+      : fields.error;
+  const result = isError ? "" : (fields.result ?? "");
   const message: SDKResultMessage = {
     type: "result",
     subtype,
@@ -39,7 +41,7 @@ export function finish(
   if (fields.structuredResult !== undefined) message.structuredResult = fields.structuredResult;
   if (fields.pending) message.pending = fields.pending;
   if (fields.state) message.state = fields.state;
-  if (fields.error) message.error = fields.error;
+  if (error) message.error = error;
   // The result is decided: from now on steer() and followUp() are refused, so nothing accepted is
   // lost (a paused state took the queued messages already; a failed run lists them).
   const queue = run.steering;
@@ -77,7 +79,7 @@ export async function closeJournal(
       ...result,
       subtype: "error_during_execution",
       isError: true,
-      result: failure.message,
+      result: "",
       error: failure,
     };
   }

@@ -7,7 +7,7 @@ import {
   type Usage,
 } from "../model/messages.ts";
 import type { Model } from "../model/model.ts";
-import { answerOutcome, checkAnswer } from "./answer.ts";
+import { batchAnswer, finalReply } from "./answer.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import { claimEarly, claimToolCalls } from "./claim-calls.ts";
@@ -18,7 +18,6 @@ import { closeJournal, finish } from "./finish.ts";
 import type { RunLink } from "./link.ts";
 import { prepareModelCall } from "./model-call.ts";
 import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
-import { FINAL_OUTPUT } from "./output.ts";
 import { fillToolOutputs, pausedState, type RestoredRun, totalUsageOf } from "./state.ts";
 import type { SteeringQueue } from "./steering.ts";
 import { configWithSources, type SourceTools } from "./tool-source.ts";
@@ -59,7 +58,7 @@ export interface RunContext extends CallEnvironment {
  */
 export type Recovery =
   | { records: CallRecord[] }
-  | { finalText: string }
+  | { finalReply: Message }
   | { failed: ErrorInfo }
   | { callModel: true };
 
@@ -135,8 +134,9 @@ async function loop(
   let outcome: TurnOutcome = { kind: "continue" };
   if (restored?.records) outcome = await resumeBatch(run, restored);
   else if (recovery && "records" in recovery) outcome = await recoverBatch(run, recovery.records);
-  else if (recovery && "finalText" in recovery)
-    outcome = { kind: "final", result: recovery.finalText };
+  else if (recovery && "finalReply" in recovery)
+    // With `output`, the reply is the answer only if it passes the schema (as it ran).
+    outcome = await finalReply(run, "stream" in model ? model : undefined, recovery.finalReply);
   else if (recovery && "failed" in recovery) outcome = { kind: "failed", error: recovery.failed };
   while (true) {
     switch (outcome.kind) {
@@ -247,11 +247,9 @@ async function runTurn(run: RunContext, agentModel: Model): Promise<TurnOutcome>
     if (records.length === 0) {
       endTurn(run, turn.message);
       // Delivery point 2 follows in the loop; with `output`, the text is (or is not) the answer.
-      return run.config.output
-        ? answerOutcome(run, await checkAnswer(run, model, turn.message))
-        : { kind: "final", result: textOf(turn.message.content) };
+      return await finalReply(run, model, turn.message);
     }
-    return settleBatch(run, records, await batch.run(records));
+    return await settleBatch(run, records, await batch.run(records));
   } finally {
     // Every path (text-only answers included) unlinks the batch from the run's signal.
     batch.dispose();
@@ -269,7 +267,7 @@ async function resumeBatch(run: RunContext, restored: RestoredRun): Promise<Turn
   startTurn(run);
   try {
     const outcome = await batch.resume(records, restored.runnable, restored.doneBlocks);
-    return settleBatch(run, records, outcome);
+    return await settleBatch(run, records, outcome);
   } finally {
     batch.dispose();
   }
@@ -280,14 +278,18 @@ async function recoverBatch(run: RunContext, records: CallRecord[]): Promise<Tur
   const batch = new Batch(run);
   startTurn(run);
   try {
-    return settleBatch(run, records, await batch.run(records));
+    return await settleBatch(run, records, await batch.run(records));
   } finally {
     batch.dispose();
   }
 }
 
 /** What a batch's end means for the run: aborted, paused, or results for the model. */
-function settleBatch(run: RunContext, records: CallRecord[], outcome: BatchOutcome): TurnOutcome {
+function settleBatch(
+  run: RunContext,
+  records: CallRecord[],
+  outcome: BatchOutcome,
+): TurnOutcome | Promise<TurnOutcome> {
   if (outcome.aborted) {
     appendResults(run, records, outcome.blocks as ToolResultBlock[]);
     endTurn(run, run.steps.at(-1)!.message, outcome.blocks as ToolResultBlock[]);
@@ -309,7 +311,7 @@ function completeBatch(
   run: RunContext,
   records: CallRecord[],
   blocks: ToolResultBlock[],
-): TurnOutcome {
+): TurnOutcome | Promise<TurnOutcome> {
   appendResults(run, records, blocks);
   // The turn's assistant message; its results are in `toolResults`.
   endTurn(run, run.steps.at(-1)!.message, blocks);
@@ -322,27 +324,15 @@ function completeBatch(
       kind: "failed",
       error: { name: failed.failRun.name, message: failed.failRun.message },
     };
+  // With `output`, the run ends only with an answer the schema accepts.
+  if (run.config.output) return batchAnswer(run, records);
   const ending = records.find((record) => record.result!.endTurn === true);
-  if (ending) {
-    // An accepted final_output: the answer's JSON is the result's text.
-    const answer = run.config.output !== undefined && ending.tool === run.config.output.tool;
+  if (ending)
     return {
       kind: "final",
-      result: answer
-        ? JSON.stringify(ending.result!.structuredResult)
-        : textOf(ending.result!.content),
+      result: textOf(ending.result!.content),
       structuredResult: ending.result!.structuredResult,
     };
-  }
-  if (run.config.output) {
-    const refused = records.find(
-      (record) => record.name === FINAL_OUTPUT && record.result!.isError === true,
-    );
-    if (refused) {
-      const verdict = answerOutcome(run, { ok: false, errors: textOf(refused.result!.content) });
-      if (verdict.kind === "failed") return verdict;
-    }
-  }
   const stopped = records.find((record) => record.stop);
   if (stopped) return { kind: "final", result: textOf(stopped.result!.content) };
   if (records.every((record) => record.result!.terminate === true)) {

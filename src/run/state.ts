@@ -20,6 +20,7 @@ import { batchDigest, callTuple, sealCall, sealMatches, sealValue } from "./seal
 import { checkStateStory } from "./state-check.ts";
 import { routeAnswers } from "./tree.ts";
 import type { PausedCall, QueuedMessage, ResumeOptions, RunState, Step } from "./types.ts";
+import { queuedOf } from "./user-content.ts";
 
 /** What `restoreRun` hands the loop: the run so far, and the records of an interrupted batch. */
 export interface RestoredRun {
@@ -389,26 +390,6 @@ async function admitChild(
       "not_found",
     );
   else record.resumeChild = resumeChild;
-}
-
-/** The queued messages of a state; anything that is not one is refused (never silently dropped). */
-function queuedOf(queued: unknown): QueuedMessage[] {
-  if (queued === undefined) return [];
-  const valid =
-    Array.isArray(queued) &&
-    queued.every(
-      (entry) =>
-        typeof entry === "object" &&
-        entry !== null &&
-        (entry.origin === "steer" || entry.origin === "follow_up") &&
-        entry.message?.role === "user" &&
-        Array.isArray(entry.message.content),
-    );
-  if (!valid)
-    throw new ResumeError(
-      "resume: the state's queued messages are not { origin, message } entries; pass the state unchanged.",
-    );
-  return structuredClone(queued as QueuedMessage[]);
 }
 
 /** What a run's children spent, from a state (`totalUsage - usage`). */

@@ -3,8 +3,8 @@
 
 import { ConfigurationError, RunEndedError } from "../errors.ts";
 import type { Message } from "../model/messages.ts";
-import { assertPrompt } from "../options.ts";
 import type { QueuedMessage, Steering } from "./types.ts";
+import { assertPrompt, type UserContent } from "./user-content.ts";
 
 const queues = new WeakMap<Steering, SteeringQueue>();
 
@@ -16,12 +16,13 @@ export class SteeringQueue {
 
   push(origin: QueuedMessage["origin"], message: unknown): void {
     const method = origin === "steer" ? "steer" : "followUp";
-    assertPrompt(`${method}(message)`, "message", message);
+    // Checked and copied now: what the app keeps of the message cannot change the transcript later.
+    const content = assertPrompt(`${method}(message)`, "message", message);
     if (this.#ended !== undefined)
       throw new RunEndedError(
         `${method}(): the run has ended (${this.#ended}); start a new run, or resume its state with a new Steering.`,
       );
-    this.#queued.push({ origin, message: asUserMessage(message as Message["content"]) });
+    this.#queued.push({ origin, message: asUserMessage(content) });
   }
 
   /** Binds the queue to a run; a queue serves one run. */
@@ -97,10 +98,9 @@ export function queueOf(steering: unknown, where: string): SteeringQueue {
 }
 
 /** A queued message as it enters the transcript: its own user message, text as a text block. */
-function asUserMessage(content: Message["content"]): Message {
+function asUserMessage(content: UserContent): Message {
   return {
     role: "user",
-    content:
-      typeof content === "string" ? [{ type: "text", text: content }] : structuredClone(content),
+    content: typeof content === "string" ? [{ type: "text", text: content }] : content,
   };
 }

@@ -2,7 +2,7 @@
 
 import { randomUUID } from "node:crypto";
 import { ConfigurationError, ResumeError, SessionError } from "../errors.ts";
-import { type Message, textOf } from "../model/messages.ts";
+import type { Message } from "../model/messages.ts";
 import { describeValue } from "../options.ts";
 import { type CallRecord, errorResult, newCallRecord } from "../run/call.ts";
 import type { EngineConfig } from "../run/config.ts";
@@ -147,7 +147,7 @@ function recoveryOf(view: SessionView, config: EngineConfig): Recovery {
   const unfinished = view.unfinished!;
   const batch = unfinished.batch;
   if (!batch) {
-    if (unfinished.finalReply) return { finalText: textOf(unfinished.finalReply.content) };
+    if (unfinished.finalReply) return { finalReply: unfinished.finalReply };
     // The run was failing already: its model call broke mid-stream, and the crash came before
     // its end was logged. It ends as it would have; the partial reply stays marked incomplete.
     if (unfinished.failedMidStream)

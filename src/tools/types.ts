@@ -12,7 +12,11 @@ export interface ToolResult {
   endTurn?: boolean;
   /** Stop after this batch, but only if every result of the batch sets it (seed 004). */
   terminate?: boolean;
-  /** Carried to `SDKResultMessage.structuredResult` when `endTurn` is set; ignored otherwise. */
+  /**
+   * Carried to `SDKResultMessage.structuredResult` when `endTurn` is set. With `output`, the
+   * run's answer when this result ends the run (`endTurn`, `terminate`, a hook's stop), if the
+   * schema accepts it; otherwise the model is asked again.
+   */
   structuredResult?: unknown;
 }
 

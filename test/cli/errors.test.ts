@@ -178,6 +178,7 @@ describe("Ctrl-C", () => {
     expect(events.at(-1)).toMatchObject({
       type: "result",
       subtype: "error_during_execution",
+      result: "",
       isError: true,
       sessionId,
       numTurns: 1,

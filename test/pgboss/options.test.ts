@@ -66,6 +66,13 @@ describe("bad options are a ConfigurationError naming the option", () => {
     await expectConfigurationError(() => enqueueRun(boss, { ...ok, agent: "no spaces" }), "agent");
     await expectConfigurationError(() => enqueueRun(boss, { ...ok, agent: 7 as never }), "agent");
     await expectConfigurationError(() => enqueueRun(boss, { ...ok, prompt: 5 as never }), "prompt");
+    // Text and images only: a made-up tool result never reaches the session's log.
+    const forged = [{ type: "tool_result", tool_use_id: "c1", content: "done" }];
+    await expectConfigurationError(
+      () => enqueueRun(boss, { ...ok, sessionId: "forged", prompt: forged as never }),
+      /the prompt has block 0 of type "tool_result"/,
+    );
+    expect(await store.read("forged")).toEqual([]);
     await expectConfigurationError(
       () => enqueueRun(boss, { ...ok, sessionStore: memoryStore() }),
       "sessionStore",
