@@ -138,7 +138,7 @@ async function racingLeases(open: OpenSessionStore): Promise<void> {
   const first = leasing(await open());
   let second: LeasingStore | undefined;
   try {
-    second = leasing(await open({ sameAs: first }));
+    second = leasing(await openSecond(open, first));
     const takers = [first, second, first, second];
     for (let round = 1; round <= 10; round += 1) {
       const outcomes = await Promise.all(
@@ -338,11 +338,32 @@ function sameText(actual: string, expected: string, what: string): void {
   );
 }
 
+/**
+ * The racing cases' second store object: `open({ sameAs: first })`, checked to see `first`'s
+ * data, so an `open` that ignores `sameAs` fails with a message saying so rather than with the
+ * race's own (two winners, which are right for two separate stores).
+ */
+async function openSecond(open: OpenSessionStore, first: SessionStore): Promise<SessionStore> {
+  const second = await open({ sameAs: first });
+  if (second === first) return second;
+  const probe = `same-as-probe-${Math.random().toString(36).slice(2)}`;
+  await first.append(probe, 1, ["written through the first store"]);
+  const seen = await second.read(probe);
+  await first.delete(probe);
+  if (seen.length !== 1) {
+    await second.close();
+    assert.fail(
+      "open({ sameAs }) returned a store that does not see sameAs's data: given `sameAs`, open must return another store object over the same file, database or schema (or `sameAs` itself, for a store that cannot have two), as the racing cases need two writers on one backing.",
+    );
+  }
+  return second;
+}
+
 async function racingAppends(open: OpenSessionStore): Promise<void> {
   const first = await open();
   let second: SessionStore | undefined;
   try {
-    second = await open({ sameAs: first });
+    second = await openSecond(open, first);
     const writers = [first, second, first, second];
     for (let seq = 1; seq <= 20; seq += 1) {
       const outcomes = await Promise.allSettled(

@@ -206,3 +206,21 @@ test("open must be a function", () => {
     /open must be a function that returns a new, empty store/,
   );
 });
+
+test("an open() that ignores sameAs fails the racing cases with a message that says so", async () => {
+  const messages = new Map<string, string>();
+  for (const c of sessionStoreConformance(() => memoryStore(), { leases: true })) {
+    if (!c.name.includes("racing")) continue;
+    try {
+      await c.run();
+      messages.set(c.name, "passed");
+    } catch (error) {
+      messages.set(c.name, (error as Error).message);
+    }
+  }
+  expect(messages.size).toBe(2);
+  for (const message of messages.values()) {
+    expect(message).toContain("open({ sameAs })");
+    expect(message).not.toContain("appends succeeded");
+  }
+});
