@@ -142,7 +142,7 @@ describe("on a terminal", () => {
     const cli = startOnTerminal(["echo"], { env: await model(), cwd });
     await cli.waitFor("start it? [y/N]");
     expect(cli.screen).toContain(
-      `mcp server fx (from .mcp.json) ${process.execPath} ${SDK_FIXTURE} (env: MCP_FIXTURE_LOG)`,
+      `mcp server fx (from .mcp.json) ${process.execPath} ${SDK_FIXTURE} (env: MCP_FIXTURE_LOG=${log})`,
     );
     expect(starts(log)).toEqual([]);
     cli.type("y\r");
@@ -157,6 +157,34 @@ describe("on a terminal", () => {
     expect(screen).toContain("Done.");
     expect(readLog(log).filter((entry) => entry.event === "call")).toHaveLength(1);
     await expectGone(starts(log).map((entry) => entry.pid));
+  });
+
+  it("shows the whole command, each env entry with its value and the cwd, escaped, before asking", async () => {
+    const hook = join(tmpdir(), "x.js");
+    const { cwd } = workspace({
+      fx: {
+        command: process.execPath,
+        args: [SDK_FIXTURE, "two words", 'a"quote', "bell\u0007\u001b]0;pwned\u0007"],
+        env: {
+          NODE_OPTIONS: `--require ${hook}`,
+          TITLE: "\u001b]0;pwned\u0007\u009b2J\u202e",
+          "A=B": "c",
+        },
+        cwd: "/tmp/some dir",
+      },
+    });
+    const cli = startOnTerminal(["hello"], { env: await model([{ text: "Fine." }]), cwd });
+    await cli.waitFor("start it? [y/N]");
+    const shown = cli.screen.split("\n").find((line) => line.startsWith("mcp server fx"));
+    expect(shown).toBe(
+      `mcp server fx (from .mcp.json) ${process.execPath} ${SDK_FIXTURE} "two words" "a\\"quote" "bell\\u0007\\u001b]0;pwned\\u0007"` +
+        ` (env: NODE_OPTIONS="--require ${hook}" TITLE="\\u001b]0;pwned\\u0007\\u009b2J\\u202e" "A=B"=c; cwd: "/tmp/some dir")`,
+    );
+    for (const raw of ["pwned\u0007", "\u009b", "\u202e"]) expect(cli.screen).not.toContain(raw);
+    cli.type("n\r");
+    const { code, screen } = await cli.exited;
+    expect(code, screen).toBe(0);
+    expect(screen).toContain(".mcp.json: not starting the MCP server fx (declined).");
   });
 
   it("a declined server does not start, and the run says so", async () => {
