@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockServer, mockServer } from "skein/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readLog, SDK_FIXTURE } from "../mcp/helpers.ts";
+import { RAW_FIXTURE, readLog, SDK_FIXTURE } from "../mcp/helpers.ts";
 import { expectGone } from "../support/processes.ts";
 import { lines, runCli } from "./helpers.ts";
 import { requirePython, startOnTerminal } from "./terminal-helpers.ts";
@@ -108,6 +108,47 @@ describe("off a terminal", () => {
     expect(result.code, result.stderr).toBe(0);
     for (const line of lines(result.stdout)) expect(() => JSON.parse(line)).not.toThrow();
     expect(result.stderr).toContain("not starting the MCP server fx");
+  });
+
+  it("a server that cannot start: one escaped line on stderr per failed server, and the result lists them", async () => {
+    const { cwd } = workspace({
+      gone: { command: "skein-no-such-command\u009b2J\u001b]0;pwned\u0007" },
+      refuses: { command: process.execPath, args: [RAW_FIXTURE, "refuse"] },
+    });
+    const named = ["--mcp-server", "fx", "--mcp-server", "gone", "--mcp-server", "refuses"];
+    const env = await model([{ text: "Went on." }, { text: "Went on." }]);
+    const failedLines = (stderr: string) =>
+      lines(stderr).filter((line) => line.startsWith("MCP server "));
+    const raw = /[\p{Cc}\p{Cf}]/u;
+
+    const text = await runCli([...named, "hello"], { env, cwd });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toBe("Went on.\n");
+    for (const line of lines(text.stderr)) expect(line).not.toMatch(raw);
+    expect(failedLines(text.stderr)).toEqual([
+      expect.stringMatching(/^MCP server (gone|refuses) is unavailable, its tools are missing: /),
+      expect.stringMatching(/^MCP server (gone|refuses) is unavailable, its tools are missing: /),
+    ]);
+    expect(text.stderr).toContain(
+      'MCP server gone is unavailable, its tools are missing: MCP server "gone" could not be started: the command "skein-no-such-command\\u009b2J\\u001b]0;pwned\\u0007" was not found',
+    );
+    expect(text.stderr).toMatch(/MCP server refuses is unavailable, .*refuses to start today/);
+
+    const json = await runCli(["--json", ...named, "hello"], { env, cwd });
+    expect(json.code, json.stderr).toBe(0);
+    expect(failedLines(json.stderr)).toHaveLength(2);
+    for (const line of lines(json.stderr)) expect(line).not.toMatch(raw);
+    const result = JSON.parse(lines(json.stdout).at(-1)!);
+    expect(
+      result.mcpServers.map((entry: { server: string; status: string }) => [
+        entry.server,
+        entry.status,
+      ]),
+    ).toEqual([
+      ["fx", "connected"],
+      ["gone", "failed"],
+      ["refuses", "failed"],
+    ]);
   });
 
   it("an unknown --mcp-server name, a broken file and a wrong entry are clear errors", async () => {

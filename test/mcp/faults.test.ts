@@ -238,6 +238,53 @@ describe("a server that cannot be used", () => {
   });
 });
 
+describe("result.mcpServers", () => {
+  it("run() says which servers failed and why, as the events did, and which connected", async () => {
+    const log = await logFile();
+    const model = scriptedModel([{ text: "went on" }, { text: "again" }]);
+    const mcpServers = {
+      good: server(sdkFixture(log)),
+      refuses: server(rawFixture("refuse")),
+      missing: server({ command: "skein-no-such-mcp-server-command" }),
+    };
+    const agent = createBareAgent({ model, mcpServers });
+    const result = await agent.run("go");
+    expect(result.subtype).toBe("success");
+    expect(result.mcpServers).toEqual([
+      { server: "good", status: "connected" },
+      {
+        server: "refuses",
+        status: "failed",
+        error: { name: "McpServerError", message: expect.stringMatching(/refuses to start today/) },
+      },
+      {
+        server: "missing",
+        status: "failed",
+        error: {
+          name: "McpServerError",
+          message:
+            'MCP server "missing" could not be started: the command "skein-no-such-mcp-server-command" was not found (check it is installed and on PATH).',
+        },
+      },
+    ]);
+    // The stream's result says the same as its events.
+    const events = await collect(agent.stream("again"));
+    const streamed = ofType(events, "result")[0]!.mcpServers!;
+    expect(streamed.map(({ server, status }) => [server, status])).toEqual([
+      ["good", "connected"],
+      ["refuses", "failed"],
+      ["missing", "failed"],
+    ]);
+    for (const event of ofType(events, "mcp_server_error"))
+      expect(streamed.find((entry) => entry.server === event.server)?.error).toEqual(event.error);
+  });
+
+  it("an agent without MCP servers has no mcpServers in its result", async () => {
+    const result = await createBareAgent({ model: scriptedModel([{ text: "hi" }]) }).run("go");
+    expect(result).not.toHaveProperty("mcpServers");
+  });
+});
+
 describe("a server that answers garbage", () => {
   it("a tools/call answer that is not a tool result is an error result naming the server", async () => {
     const model = scriptedModel([
