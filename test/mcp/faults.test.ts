@@ -51,6 +51,25 @@ describe("a server that dies", () => {
     expect(model.requests[1]!.tools.map((spec) => spec.name)).toContain("mcp__fx__pid");
   });
 
+  it("an answer past the stdio transport's read buffer: the error result says why, the next call restarts it", async () => {
+    const log = await logFile();
+    const model = scriptedModel([
+      { toolCalls: [{ id: "big", name: "mcp__fx__image", input: { bytes: 8 * 1024 * 1024 } }] },
+      { toolCalls: [{ id: "e", name: "mcp__fx__echo", input: { text: "back" } }] },
+      { text: "done" },
+    ]);
+    const result = await createBareAgent({
+      model,
+      mcpServers: { fx: server(sdkFixture(log)) },
+    }).run("go");
+    const block = resultFor(result.messages, "big");
+    expect(block.is_error).toBe(true);
+    expect(contentText(block.content)).toMatch(
+      /^Tool "mcp__fx__image" failed: MCP server "fx" stopped answering during the call \(.+; the transport reported: .*exceeded maximum size.*\)\. Its tools stay available/,
+    );
+    expect(contentText(resultFor(result.messages, "e").content)).toBe("back");
+  }, 60_000);
+
   it("when the restart fails, that call is an error result; a later call tries again", async () => {
     const log = await logFile();
     const marker = `${log}.refuse`;
