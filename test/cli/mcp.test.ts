@@ -149,7 +149,7 @@ describe("off a terminal", () => {
       ["gone", "failed"],
       ["refuses", "failed"],
     ]);
-  });
+  }, 60_000);
 
   it("an unknown --mcp-server name, a broken file and a wrong entry are clear errors", async () => {
     const { cwd } = workspace({ old: { type: "sse", url: "http://127.0.0.1:1/sse" } });
@@ -226,7 +226,7 @@ describe("on a terminal", () => {
     const { code, screen } = await cli.exited;
     expect(code, screen).toBe(0);
     expect(screen).toContain(".mcp.json: not starting the MCP server fx (declined).");
-  });
+  }, 60_000);
 
   it("a declined server does not start, and the run says so", async () => {
     const { cwd, log } = workspace();
