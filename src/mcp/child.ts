@@ -3,8 +3,8 @@
 // flight, and referenced while one is (the handshake, a tools/list, a call, a ping, closing), so
 // that the answer is waited for even when nothing else keeps the event loop going.
 
-import { ChildProcess } from "node:child_process";
-import { Socket } from "node:net";
+import type { ChildProcess } from "node:child_process";
+import { EventEmitter } from "node:events";
 
 /** Runs `work` with the server's process referenced (it keeps the event loop alive meanwhile). */
 export type Hold = <T>(work: () => Promise<T>) => Promise<T>;
@@ -19,7 +19,27 @@ export type Hold = <T>(work: () => Promise<T>) => Promise<T>;
  */
 function childOf(transport: object): ChildProcess | undefined {
   const child: unknown = Reflect.get(transport, "_process");
-  return child instanceof ChildProcess ? child : undefined;
+  return isChildProcess(child) ? child : undefined;
+}
+
+/** A handle the event loop may wait for or not: a process, or a pipe (a net.Socket). */
+interface Referable {
+  ref(): unknown;
+  unref(): unknown;
+}
+
+// Known by shape, not by class: importing skein/mcp does not load node:child_process or node:net.
+function referable(value: unknown): value is Referable {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof Reflect.get(value, "ref") === "function" &&
+    typeof Reflect.get(value, "unref") === "function"
+  );
+}
+
+function isChildProcess(value: unknown): value is ChildProcess {
+  return value instanceof EventEmitter && referable(value) && "stdin" in value && "pid" in value;
 }
 
 /** The process and its pipes (the pipes are handles of their own) referenced or not. */
@@ -28,7 +48,7 @@ function reference(child: ChildProcess, on: boolean): void {
   else child.unref();
   for (const pipe of [child.stdin, child.stdout, child.stderr]) {
     // A destroyed socket has no handle; unref() would wait for a "connect" that never comes.
-    if (!(pipe instanceof Socket) || pipe.destroyed) continue;
+    if (!referable(pipe) || pipe.destroyed) continue;
     if (on) pipe.ref();
     else pipe.unref();
   }
