@@ -25,7 +25,10 @@ export function truncate(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text;
 }
 
-/** A value on one short line: strings as they are, anything else as compact JSON. */
+/**
+ * A value on one short line, escaped (`printable`): strings as they are, anything else as compact
+ * JSON. What tools and models say is shown this way, never as raw control sequences.
+ */
 export function compact(value: unknown, width: number): string {
   let text: string;
   if (typeof value === "string") text = value;
@@ -36,7 +39,7 @@ export function compact(value: unknown, width: number): string {
       text = String(value);
     }
   }
-  return truncate(oneLine(text), width);
+  return printable(truncate(oneLine(text), width));
 }
 
 /** The text of a tool result, images shown as `[image]`. */

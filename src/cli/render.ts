@@ -131,13 +131,15 @@ class TextRenderer implements Renderer {
       case "retry":
         this.#line(
           colors.yellow(
-            `retrying in ${formatDuration(event.delayMs)} (attempt ${event.attempt + 1}): ${oneLine(event.error.message)}`,
+            `retrying in ${formatDuration(event.delayMs)} (attempt ${event.attempt + 1}): ${printable(oneLine(event.error.message))}`,
           ),
         );
         break;
       case "tool_start": {
-        const title = `${event.label ?? event.name} ${compact(event.input, 60)}`;
-        this.#running.set(event.callId, { name: event.label ?? event.name, title });
+        // A label is the tool's own (an MCP server's title): shown escaped, as its input is.
+        const name = printable(event.label ?? event.name);
+        const title = `${name} ${compact(event.input, 60)}`;
+        this.#running.set(event.callId, { name, title });
         if (!this.#spinner) this.#line(`${colors.dim("→")} ${title}`);
         break;
       }
@@ -159,7 +161,7 @@ class TextRenderer implements Renderer {
       case "hook_error":
         this.#line(
           colors.yellow(
-            `the ${event.hook} hook failed for ${event.name}: ${oneLine(event.error.message)}`,
+            `the ${event.hook} hook failed for ${event.name}: ${printable(oneLine(event.error.message))}`,
           ),
         );
         break;

@@ -92,6 +92,24 @@ describe("off a terminal", () => {
     await expectGone(starts(log).map((entry) => entry.pid));
   });
 
+  it("a tool's input and output are shown escaped, never as control sequences", async () => {
+    const { cwd } = workspace();
+    const evil = "\u001b]0;pwned\u0007\u001b[2J\u009b2J\u202e";
+    const env = await model([
+      { toolCalls: [{ id: "e1", name: "mcp__fx__echo", input: { text: evil } }] },
+      { text: "Done." },
+    ]);
+    const result = await runCli(["--mcp-server", "fx", "--allow", "mcp__fx__*", "echo"], {
+      env,
+      cwd,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    for (const line of lines(result.stderr)) expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+    expect(result.stderr).toMatch(
+      /✓ mcp__fx__echo \{"text":"\\u001b\]0;pwned\\u0007\\u001b\[2J\\u009b2J\\u202e"\} .*→ \\u001b\]0;pwned\\u0007\\u001b\[2J\\u009b2J\\u202e$/m,
+    );
+  }, 60_000);
+
   it("--deny refuses the tool even when --allow covers it", async () => {
     const { cwd } = workspace();
     const result = await runCli(
