@@ -62,6 +62,7 @@ export { openai } from "./model/openai.ts";
 export type { Restrictions } from "./run/config.ts";
 export { PARALLEL_CALLS_HINT } from "./run/config.ts";
 export { createSteering } from "./run/steering.ts";
+export type { McpServerStatus } from "./run/tool-source.ts";
 export type {
   AgentEvent,
   AgentHooks,

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { ToolResultContentBlock } from "../model/messages.ts";
+import { formatBytes, MAX_IMAGE_BYTES } from "../tools/images.ts";
 import type { ToolContext } from "../tools/types.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment, ResolvedPath } from "./environment.ts";
@@ -14,7 +15,6 @@ export const READ_DEFAULT_LIMIT = 2000;
 export const READ_MAX_LINE_CHARS = 2000;
 /** Text shown by one Read, and the largest file read whole without offset/limit. */
 export const READ_MAX_BYTES = 256 * 1024;
-export const READ_MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 /** Binary sniffing looks at the first 8 KiB, as git and ripgrep do. */
 const SNIFF_BYTES = 8192;
 /** Large reads: per-call overhead of async reads dominates when skipping through a huge file. */
@@ -124,9 +124,9 @@ async function readImage(
   shown: string,
   ctx: ToolContext,
 ): Promise<ToolResultContentBlock[]> {
-  if (stats.size > READ_MAX_IMAGE_BYTES)
+  if (stats.size > MAX_IMAGE_BYTES)
     throw new BuiltinToolError(
-      `${shown} is an image of ${formatBytes(stats.size)}; Read shows images up to ${formatBytes(READ_MAX_IMAGE_BYTES)}.`,
+      `${shown} is an image of ${formatBytes(stats.size)}; Read shows images up to ${formatBytes(MAX_IMAGE_BYTES)}.`,
     );
   const data = await readExactly(handle, 0, stats.size);
   recordRead(ctx, resolved, { mtimeMs: stats.mtimeMs, size: stats.size, sha256: sha256(data) });
@@ -316,16 +316,4 @@ function imageType(head: Buffer): string | undefined {
   if (ascii.startsWith("GIF87a") || ascii.startsWith("GIF89a")) return "image/gif";
   if (ascii.startsWith("RIFF") && ascii.slice(8, 12) === "WEBP") return "image/webp";
   return undefined;
-}
-
-export function formatBytes(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let value = bytes / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit += 1;
-  }
-  return `${Number.isInteger(value) ? value : value.toFixed(1)} ${units[unit]}`;
 }

@@ -1,6 +1,10 @@
 import { createInterface } from "node:readline/promises";
 import type { PendingToolCall, PermissionResult } from "../index.ts";
+import { printable } from "./format.ts";
 import { openControllingTerminal, type Terminal, type TerminalInput } from "./terminal.ts";
+
+// Kept importable from here, where the approval prompt first needed it.
+export { printable };
 
 /** What `agent.resume` takes: call id -> `true`, `false`, or a permission result. */
 export type ApprovalDecisions = Record<string, PermissionResult>;
@@ -121,17 +125,4 @@ export async function askYesNo(
     opened?.close();
   }
   return { kind: "answered", answers };
-}
-
-/**
- * The whole input, never cut (what is approved must be seen in full: a harmless head can hide a
- * dangerous tail), with control and format characters escaped so the model's text cannot move
- * the cursor or redraw the question.
- */
-export function printable(value: unknown): string {
-  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
-  return text.replace(
-    /[\p{Cc}\p{Cf}]/gu,
-    (char) => `\\u${char.codePointAt(0)!.toString(16).padStart(4, "0")}`,
-  );
 }

@@ -1,5 +1,20 @@
 import type { ToolResult, Usage } from "../index.ts";
 
+/**
+ * The whole text, never cut (what is approved must be seen in full: a harmless head can hide a
+ * dangerous tail), with control and format characters and the Unicode line separators escaped,
+ * so text from a model, a tool, a config file or a session log cannot move the cursor, retitle
+ * the terminal or redraw a question. A non-string is shown as JSON, which the escapes keep valid
+ * (JSON.stringify leaves C1 controls and format characters raw, only ever inside its strings).
+ */
+export function printable(value: unknown): string {
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? String(value));
+  return text.replace(
+    /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu,
+    (char) => `\\u${char.codePointAt(0)!.toString(16).padStart(4, "0")}`,
+  );
+}
+
 /** Whitespace and line breaks folded into single spaces. */
 export function oneLine(text: string): string {
   return text.replace(/\s+/g, " ").trim();
@@ -10,7 +25,10 @@ export function truncate(text: string, width: number): string {
   return text.length > width ? `${text.slice(0, Math.max(0, width - 1))}…` : text;
 }
 
-/** A value on one short line: strings as they are, anything else as compact JSON. */
+/**
+ * A value on one short line, escaped (`printable`): strings as they are, anything else as compact
+ * JSON. What tools and models say is shown this way, never as raw control sequences.
+ */
 export function compact(value: unknown, width: number): string {
   let text: string;
   if (typeof value === "string") text = value;
@@ -21,7 +39,7 @@ export function compact(value: unknown, width: number): string {
       text = String(value);
     }
   }
-  return truncate(oneLine(text), width);
+  return printable(truncate(oneLine(text), width));
 }
 
 /** The text of a tool result, images shown as `[image]`. */

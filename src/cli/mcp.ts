@@ -162,10 +162,31 @@ function serverFrom(
   }
 }
 
-/** What a server runs or where it is, as the user should see it before approving it. */
+/**
+ * What a server runs or where it is, as the user should see it before approving it: the whole
+ * command line, every environment variable with its value (`NODE_OPTIONS=--require x.js` runs
+ * code as surely as the command does) and the working directory. Escaped by the caller.
+ */
 function describeEntry(entry: Record<string, unknown>): string {
   if (typeof entry.url === "string") return `url ${entry.url}`;
   const args = Array.isArray(entry.args) ? entry.args.map(String) : [];
-  const env = typeof entry.env === "object" && entry.env !== null ? Object.keys(entry.env) : [];
-  return `${[String(entry.command), ...args].join(" ")}${env.length > 0 ? ` (env: ${env.join(", ")})` : ""}`;
+  const env = typeof entry.env === "object" && entry.env !== null ? Object.entries(entry.env) : [];
+  const extra = [
+    ...(env.length > 0
+      ? [`env: ${env.map(([name, value]) => `${envName(name)}=${word(String(value))}`).join(" ")}`]
+      : []),
+    ...(entry.cwd !== undefined ? [`cwd: ${word(String(entry.cwd))}`] : []),
+  ];
+  const command = [String(entry.command), ...args].map(word).join(" ");
+  return extra.length > 0 ? `${command} (${extra.join("; ")})` : command;
+}
+
+/** A variable's name as it is when it is one, quoted otherwise (an "=" would blur where the value starts). */
+function envName(name: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? name : JSON.stringify(name);
+}
+
+/** A word of a command line: as it is when plain, quoted when spaces or quotes would blur where it ends. */
+function word(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : JSON.stringify(text);
 }

@@ -5,6 +5,7 @@ import {
   formatDuration,
   formatUsage,
   oneLine,
+  printable,
   type RunTotals,
   resultText,
   truncate,
@@ -30,6 +31,7 @@ export function createRenderer(options: { json: boolean; terminal: Terminal }): 
 /** One JSON object per line on stdout, and nothing else there (notices go to stderr). */
 class JsonRenderer implements Renderer {
   readonly #terminal: Terminal;
+  readonly #failedServers = new FailedServers();
 
   constructor(terminal: Terminal) {
     this.#terminal = terminal;
@@ -37,6 +39,9 @@ class JsonRenderer implements Renderer {
 
   event(event: AgentEvent): void {
     this.#terminal.stdout.write(`${jsonLine(event)}\n`);
+    // A server that did not start is said on stderr too: stdout may be read by a program only.
+    const failed = this.#failedServers.line(event);
+    if (failed !== undefined) this.notice(failed);
   }
 
   notice(text: string): void {
@@ -46,6 +51,20 @@ class JsonRenderer implements Renderer {
   usage(): void {}
 
   close(): void {}
+}
+
+/**
+ * One line per MCP server that could not be reached or listed (its tools are missing), the first
+ * time it fails in the command's runs; escaped, as the message may quote the server.
+ */
+class FailedServers {
+  readonly #said = new Set<string>();
+
+  line(event: AgentEvent): string | undefined {
+    if (event.type !== "mcp_server_error" || this.#said.has(event.server)) return undefined;
+    this.#said.add(event.server);
+    return `MCP server ${printable(event.server)} is unavailable, its tools are missing: ${printable(oneLine(event.error.message))}`;
+  }
 }
 
 function jsonLine(event: AgentEvent): string {
@@ -79,6 +98,7 @@ class TextRenderer implements Renderer {
   /** What the model is doing while no text arrives: shown by the spinner only. */
   #waiting: string | undefined;
   readonly #running = new Map<string, RunningCall>();
+  readonly #failedServers = new FailedServers();
 
   constructor(terminal: Terminal) {
     this.#terminal = terminal;
@@ -111,13 +131,15 @@ class TextRenderer implements Renderer {
       case "retry":
         this.#line(
           colors.yellow(
-            `retrying in ${formatDuration(event.delayMs)} (attempt ${event.attempt + 1}): ${oneLine(event.error.message)}`,
+            `retrying in ${formatDuration(event.delayMs)} (attempt ${event.attempt + 1}): ${printable(oneLine(event.error.message))}`,
           ),
         );
         break;
       case "tool_start": {
-        const title = `${event.label ?? event.name} ${compact(event.input, 60)}`;
-        this.#running.set(event.callId, { name: event.label ?? event.name, title });
+        // A label is the tool's own (an MCP server's title): shown escaped, as its input is.
+        const name = printable(event.label ?? event.name);
+        const title = `${name} ${compact(event.input, 60)}`;
+        this.#running.set(event.callId, { name, title });
         if (!this.#spinner) this.#line(`${colors.dim("→")} ${title}`);
         break;
       }
@@ -139,17 +161,15 @@ class TextRenderer implements Renderer {
       case "hook_error":
         this.#line(
           colors.yellow(
-            `the ${event.hook} hook failed for ${event.name}: ${oneLine(event.error.message)}`,
+            `the ${event.hook} hook failed for ${event.name}: ${printable(oneLine(event.error.message))}`,
           ),
         );
         break;
-      case "mcp_server_error":
-        this.#line(
-          colors.yellow(
-            `MCP server ${event.server} is unavailable this run: ${oneLine(event.error.message)}`,
-          ),
-        );
+      case "mcp_server_error": {
+        const failed = this.#failedServers.line(event);
+        if (failed !== undefined) this.#line(colors.yellow(failed));
         break;
+      }
       case "result":
         // The usage line comes once, at the end of the command's run (`usage`), not per stretch.
         this.#waiting = undefined;

@@ -3,7 +3,7 @@
 import path from "node:path";
 import { ConfigurationError, loadSession, type SessionStore } from "../index.ts";
 import { CliError } from "./failure.ts";
-import { oneLine, truncate } from "./format.ts";
+import { oneLine, printable, truncate } from "./format.ts";
 import type { PausedSession } from "./paused-session.ts";
 import { ensureProjectDir, PROJECT_DIR } from "./project-dir.ts";
 import type { Terminal } from "./terminal.ts";
@@ -108,9 +108,11 @@ export async function printSessions(
     const { messages: _messages, ...fields } = session;
     const queued = await queueState?.(info.sessionId);
     const status = queued?.status ?? session.status;
+    // Every field is escaped: a session log is data anyone could have written (a planted
+    // .skein/sessions.db), and its text must not reach the terminal as control sequences.
     if (options.json) {
       options.terminal.stdout.write(
-        `${JSON.stringify({
+        `${printable({
           ...fields,
           status,
           createdAt: info.createdAt,
@@ -120,8 +122,17 @@ export async function printSessions(
       );
       continue;
     }
-    const prompt = truncate(oneLine(session.checkpoints[0]?.prompt ?? ""), 60);
-    const updated = new Date(info.updatedAt).toISOString();
-    options.terminal.stdout.write(`${info.sessionId}  ${updated}  ${status}  ${prompt}\n`);
+    const prompt = printable(truncate(oneLine(session.checkpoints[0]?.prompt ?? ""), 60));
+    options.terminal.stdout.write(
+      `${printable(info.sessionId)}  ${timestamp(info.updatedAt)}  ${printable(status)}  ${prompt}\n`,
+    );
   }
+}
+
+/** An ISO time; what a store gave as it is (escaped) when it is not a time. */
+function timestamp(value: unknown): string {
+  const date = new Date(
+    typeof value === "number" || typeof value === "string" ? value : Number.NaN,
+  );
+  return Number.isNaN(date.getTime()) ? printable(String(value)) : date.toISOString();
 }

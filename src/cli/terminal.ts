@@ -1,6 +1,7 @@
 import { closeSync, openSync } from "node:fs";
 import { isatty, ReadStream } from "node:tty";
 import pc from "picocolors";
+import { printable } from "./format.ts";
 
 export type Colors = ReturnType<typeof pc.createColors>;
 
@@ -35,9 +36,12 @@ export function processTerminal(env: NodeJS.ProcessEnv = process.env): Terminal 
   return { stdout: process.stdout, stderr, interactive, colors: pc.createColors(colorful) };
 }
 
-/** One line of the command's own on `stderr`, such as `skein: could not reach ...`. */
+/**
+ * One line of the command's own on `stderr`, such as `skein: could not reach ...`; escaped, as
+ * it may quote what a model, a server or a session log said.
+ */
 export function printError(terminal: Terminal, message: string): void {
-  terminal.stderr.write(`${terminal.colors.red("skein:")} ${message}\n`);
+  terminal.stderr.write(`${terminal.colors.red("skein:")} ${printable(message)}\n`);
 }
 
 /** Where questions are read from: a terminal, closed when the questions are over. */

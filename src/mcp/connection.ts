@@ -2,6 +2,7 @@
 // (tools/list, every page), and whether it is still usable.
 
 import type { Client, Tool } from "@modelcontextprotocol/client";
+import { type Hold, holdOf } from "./child.ts";
 import { McpServerError } from "./errors.ts";
 import type { McpServerSpec } from "./options.ts";
 import { loadClientSdk, skeinVersion } from "./sdk.ts";
@@ -20,6 +21,10 @@ export interface Connection {
   tools: McpTool[];
   /** Progress callbacks of the calls in flight, by the progress token each call sent. */
   readonly progress: Map<string, (progress: McpProgress) => void>;
+  /** Runs a request's `work` with a stdio server's process keeping the app alive (child.ts). */
+  hold: Hold;
+  /** Errors the transport reported (a line that is not JSON-RPC, a message past its read buffer). */
+  transportErrors: { count: number; last?: string };
   /** Lists the tools again (every page), bounded by the server's timeout and `signal`. */
   list(signal?: AbortSignal): Promise<McpTool[]>;
   close(): Promise<void>;
@@ -56,31 +61,36 @@ export async function openConnection(
         });
 
   let closing: Promise<void> | undefined;
+  const { hold, release } = holdOf(transport);
   const connection: Connection = {
     client,
     alive: true,
     stale: false,
     tools: [],
     progress: new Map(),
-    list: async (signal) => {
-      // A change announced while this list is in flight marks it stale again.
-      connection.stale = false;
-      const tools = await bounded(spec.timeoutMs, signal, (bound) =>
-        listAllTools(client, { signal: bound, timeout: spec.timeoutMs }),
-      );
-      connection.tools = tools;
-      return tools;
-    },
+    hold,
+    transportErrors: { count: 0 },
+    list: (signal) =>
+      hold(async () => {
+        // A change announced while this list is in flight marks it stale again.
+        connection.stale = false;
+        const tools = await bounded(spec.timeoutMs, signal, (bound) =>
+          listAllTools(client, { signal: bound, timeout: spec.timeoutMs }),
+        );
+        connection.tools = tools;
+        return tools;
+      }),
     close: () => {
       connection.alive = false;
-      closing ??= (async () => {
+      // Held: an app awaiting close() with nothing else to wait for still sees the process end.
+      closing ??= hold(async () => {
         // An HTTP session is ended on the server too (DELETE), not only forgotten here.
         if (spec.type === "http")
           await (transport as { terminateSession?: () => Promise<void> })
             .terminateSession?.()
             .catch(() => {});
         await client.close().catch(() => {});
-      })();
+      }).finally(release);
       return closing;
     },
   };
@@ -88,8 +98,12 @@ export async function openConnection(
     connection.alive = false;
   };
   // Transport noise (a line on stdout that is not JSON-RPC, a failed SSE reconnect) is not fatal
-  // by itself: calls that get no answer end by their timeout, broken sessions by their error.
-  client.onerror = () => {};
+  // by itself: calls that get no answer end by their timeout, broken sessions by their error,
+  // which then says what the transport reported.
+  client.onerror = (error) => {
+    connection.transportErrors.count += 1;
+    connection.transportErrors.last = error instanceof Error ? error.message : String(error);
+  };
   // Progress is routed here rather than through the SDK's onprogress, which handles a response
   // before the notifications that arrived just ahead of it and so drops them: notification
   // handlers run one microtask after they arrive, still before the call's caller resumes.
@@ -109,10 +123,13 @@ export async function openConnection(
   });
 
   try {
-    await bounded(spec.timeoutMs, events.signal, (bound) =>
-      client.connect(transport, { signal: bound, timeout: spec.timeoutMs }),
-    );
-    await connection.list(events.signal);
+    // The process starts referenced; it is let go once the handshake and the list are done.
+    await hold(async () => {
+      await bounded(spec.timeoutMs, events.signal, (bound) =>
+        client.connect(transport, { signal: bound, timeout: spec.timeoutMs }),
+      );
+      await connection.list(events.signal);
+    });
     return connection;
   } catch (error) {
     await connection.close();

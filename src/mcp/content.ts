@@ -2,6 +2,7 @@
 // nothing is dropped without a note saying what it was.
 
 import type { ToolResultContentBlock } from "../model/messages.ts";
+import { formatBytes, MAX_IMAGE_BYTES } from "../tools/images.ts";
 import type { ToolResult } from "../tools/types.ts";
 
 /** A content item of an MCP `tools/call` result, read loosely (servers send what they send). */
@@ -31,11 +32,18 @@ function blockFromMcp(item: McpContent): ToolResultContentBlock {
     case "text":
       return text(typeof item.text === "string" ? item.text : jsonText(item.text));
     case "image":
-      if (typeof item.data === "string" && typeof item.mimeType === "string")
+      if (typeof item.data === "string" && typeof item.mimeType === "string") {
+        // The limit Read keeps to: an image past it would cost the whole request, not only itself.
+        const bytes = base64Bytes(item.data);
+        if (bytes > MAX_IMAGE_BYTES)
+          return text(
+            `[image (${item.mimeType}, ${bytes} bytes) returned by the tool: not shown, images are sent to the model up to ${formatBytes(MAX_IMAGE_BYTES)} (${MAX_IMAGE_BYTES} bytes)]`,
+          );
         return {
           type: "image",
           source: { type: "base64", media_type: item.mimeType, data: item.data },
         };
+      }
       return text(`[image without data or mimeType from the MCP server: ${preview(item)}]`);
     case "audio":
       return text(

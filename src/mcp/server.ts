@@ -105,8 +105,14 @@ export class McpServer implements ToolSource {
     // A call timed out on this connection: the server may be wedged. A ping tells; one that is
     // not answered in time means a fresh connection (a new process for stdio).
     if (connection?.alive && connection.suspect) {
-      const answered = await connection.client
-        .ping({ signal: ctx.signal, timeout: Math.min(this.#spec.timeoutMs / 4, PING_TIMEOUT_MS) })
+      const pinged = connection;
+      const answered = await pinged
+        .hold(() =>
+          pinged.client.ping({
+            signal: ctx.signal,
+            timeout: Math.min(this.#spec.timeoutMs / 4, PING_TIMEOUT_MS),
+          }),
+        )
         .then(
           () => true,
           () => false,
@@ -128,18 +134,21 @@ export class McpServer implements ToolSource {
     }
     const token = `skein-${++progressTokens}`;
     connection.progress.set(token, (progress) => ctx.update(progress));
+    const errorsBefore = connection.transportErrors.count;
     try {
-      const result = await connection.client.callTool(
-        {
-          name: tool,
-          arguments: input as Record<string, unknown>,
-          _meta: { progressToken: token },
-        },
-        {
-          signal: ctx.signal,
-          // The tool's own timeout (the same value) ends the call first, with its usual message.
-          timeout: this.#spec.timeoutMs + 1_000,
-        },
+      const result = await connection.hold(() =>
+        connection.client.callTool(
+          {
+            name: tool,
+            arguments: input as Record<string, unknown>,
+            _meta: { progressToken: token },
+          },
+          {
+            signal: ctx.signal,
+            // The tool's own timeout (the same value) ends the call first, with its usual message.
+            timeout: this.#spec.timeoutMs + 1_000,
+          },
+        ),
       );
       return toolResultFromMcp(result);
     } catch (error) {
@@ -147,7 +156,7 @@ export class McpServer implements ToolSource {
         if (ctx.signal.reason instanceof ToolTimeoutError) connection.suspect = true;
         throw ctx.signal.reason;
       }
-      const message = error instanceof Error ? error.message : String(error);
+      let message = error instanceof Error ? error.message : String(error);
       if (isProtocolError(error))
         throw new McpServerError(`MCP server "${label}" answered with an error: ${message}`, {
           cause: error,
@@ -157,8 +166,11 @@ export class McpServer implements ToolSource {
           `MCP server "${label}" answered the call with something that is not a tool result: ${message}`,
           { cause: error },
         );
-      // The connection broke (the process exited, the HTTP session failed): the next call starts afresh.
+      // The connection broke (the process exited, the HTTP session failed): the next call starts
+      // afresh. What the transport reported meanwhile says why (an answer past its read buffer).
       if (this.#connection === connection) void connection.close();
+      if (connection.transportErrors.count > errorsBefore)
+        message += `; the transport reported: ${connection.transportErrors.last}`;
       throw new McpServerError(
         this.#spec.type === "stdio"
           ? `MCP server "${label}" stopped answering during the call (${message}). Its tools stay available: the next call starts it again.`

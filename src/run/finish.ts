@@ -4,6 +4,7 @@ import { describeThrown } from "../errors.ts";
 import type { RunEnd } from "./journal.ts";
 import type { RunContext } from "./loop.ts";
 import { totalUsageOf } from "./state.ts";
+import { sourceStatuses } from "./tool-source.ts";
 import type { SDKResultMessage } from "./types.ts";
 
 /** The run's result message. */
@@ -42,6 +43,8 @@ export function finish(
   if (fields.pending) message.pending = fields.pending;
   if (fields.state) message.state = fields.state;
   if (error) message.error = error;
+  const servers = sourceStatuses(run.sources?.base.sources ?? run.config.sources, run.sources);
+  if (servers) message.mcpServers = servers;
   // The result is decided: from now on steer() and followUp() are refused, so nothing accepted is
   // lost (a paused state took the queued messages already; a failed run lists them).
   const queue = run.steering;

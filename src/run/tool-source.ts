@@ -28,10 +28,28 @@ export function isToolSource(value: unknown): value is ToolSource {
   return typeof value === "object" && value !== null && (value as ToolSource)[TOOL_SOURCE] === true;
 }
 
+/**
+ * One of the agent's MCP servers in a run's result (`result.mcpServers`). A server that could not
+ * be reached or listed is "failed", with the error its `mcp_server_error` event carried: the run
+ * went on without its tools.
+ */
+export interface McpServerStatus {
+  /** The agent's name for it: its key in `mcpServers`, as `mcp_server_error` names it. */
+  server: string;
+  /**
+   * "connected": its tools were offered to the model; "failed": they were not (`error` says why);
+   * "unused": the run ended before it needed them.
+   */
+  status: "connected" | "failed" | "unused";
+  error?: { name: string; message: string };
+}
+
 /** What one run fetched from its sources: kept across its turns. */
 export interface SourceTools {
   fetched: Map<string, ToolDefinition[]>;
   tried: Set<string>;
+  /** Why each source whose latest fetch failed failed (made on the first failure). */
+  failed?: Map<string, { name: string; message: string }>;
 }
 
 /**
@@ -53,11 +71,14 @@ export async function configWithSources(
       state.tried.add(name);
       try {
         state.fetched.set(name, await source.tools(name, context.signal));
+        state.failed?.delete(name);
       } catch (error) {
         state.fetched.delete(name);
         if (context.signal.aborted) return;
         const { name: errorName, message } =
           error instanceof Error ? error : { name: "Error", message: String(error) };
+        state.failed ??= new Map();
+        state.failed.set(name, { name: errorName, message });
         context.emit({
           type: "mcp_server_error",
           server: name,
@@ -67,6 +88,18 @@ export async function configWithSources(
     }),
   );
   return withTools(base, [...state.fetched.values()].flat());
+}
+
+/** Each source of the agent, in the order given, as the run left it (`result.mcpServers`). */
+export function sourceStatuses(
+  sources: readonly { name: string }[] | undefined,
+  state: SourceTools | undefined,
+): McpServerStatus[] | undefined {
+  return sources?.map(({ name }): McpServerStatus => {
+    const error = state?.failed?.get(name);
+    if (error) return { server: name, status: "failed", error: { ...error } };
+    return { server: name, status: state?.fetched.has(name) ? "connected" : "unused" };
+  });
 }
 
 /** The configuration with these tools added (names the agent already has are left out). */

@@ -12,7 +12,7 @@ import type {
   ToolDefinition,
   ToolResult,
 } from "../tools/types.ts";
-import type { ToolSource } from "./tool-source.ts";
+import type { McpServerStatus, ToolSource } from "./tool-source.ts";
 
 // ---------------------------------------------------------------- batch policy
 
@@ -308,6 +308,8 @@ export interface SDKResultMessage<TOutput = unknown> {
   error?: ErrorInfo;
   /** Follow-ups and steering messages a failed run never delivered. */
   undelivered?: QueuedMessage[];
+  /** With `mcpServers`: each server, in the order given, as this run left it (`McpServerStatus`). */
+  mcpServers?: McpServerStatus[];
 }
 
 // ---------------------------------------------------------------- options

@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockServer, mockServer } from "skein/testing";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { readLog, SDK_FIXTURE } from "../mcp/helpers.ts";
+import { RAW_FIXTURE, readLog, SDK_FIXTURE } from "../mcp/helpers.ts";
 import { expectGone } from "../support/processes.ts";
 import { lines, runCli } from "./helpers.ts";
 import { requirePython, startOnTerminal } from "./terminal-helpers.ts";
@@ -92,6 +92,24 @@ describe("off a terminal", () => {
     await expectGone(starts(log).map((entry) => entry.pid));
   });
 
+  it("a tool's input and output are shown escaped, never as control sequences", async () => {
+    const { cwd } = workspace();
+    const evil = "\u001b]0;pwned\u0007\u001b[2J\u009b2J\u202e";
+    const env = await model([
+      { toolCalls: [{ id: "e1", name: "mcp__fx__echo", input: { text: evil } }] },
+      { text: "Done." },
+    ]);
+    const result = await runCli(["--mcp-server", "fx", "--allow", "mcp__fx__*", "echo"], {
+      env,
+      cwd,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    for (const line of lines(result.stderr)) expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+    expect(result.stderr).toMatch(
+      /✓ mcp__fx__echo \{"text":"\\u001b\]0;pwned\\u0007\\u001b\[2J\\u009b2J\\u202e"\} .*→ \\u001b\]0;pwned\\u0007\\u001b\[2J\\u009b2J\\u202e$/m,
+    );
+  }, 60_000);
+
   it("--deny refuses the tool even when --allow covers it", async () => {
     const { cwd } = workspace();
     const result = await runCli(
@@ -109,6 +127,47 @@ describe("off a terminal", () => {
     for (const line of lines(result.stdout)) expect(() => JSON.parse(line)).not.toThrow();
     expect(result.stderr).toContain("not starting the MCP server fx");
   });
+
+  it("a server that cannot start: one escaped line on stderr per failed server, and the result lists them", async () => {
+    const { cwd } = workspace({
+      gone: { command: "skein-no-such-command\u009b2J\u001b]0;pwned\u0007" },
+      refuses: { command: process.execPath, args: [RAW_FIXTURE, "refuse"] },
+    });
+    const named = ["--mcp-server", "fx", "--mcp-server", "gone", "--mcp-server", "refuses"];
+    const env = await model([{ text: "Went on." }, { text: "Went on." }]);
+    const failedLines = (stderr: string) =>
+      lines(stderr).filter((line) => line.startsWith("MCP server "));
+    const raw = /[\p{Cc}\p{Cf}]/u;
+
+    const text = await runCli([...named, "hello"], { env, cwd });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toBe("Went on.\n");
+    for (const line of lines(text.stderr)) expect(line).not.toMatch(raw);
+    expect(failedLines(text.stderr)).toEqual([
+      expect.stringMatching(/^MCP server (gone|refuses) is unavailable, its tools are missing: /),
+      expect.stringMatching(/^MCP server (gone|refuses) is unavailable, its tools are missing: /),
+    ]);
+    expect(text.stderr).toContain(
+      'MCP server gone is unavailable, its tools are missing: MCP server "gone" could not be started: the command "skein-no-such-command\\u009b2J\\u001b]0;pwned\\u0007" was not found',
+    );
+    expect(text.stderr).toMatch(/MCP server refuses is unavailable, .*refuses to start today/);
+
+    const json = await runCli(["--json", ...named, "hello"], { env, cwd });
+    expect(json.code, json.stderr).toBe(0);
+    expect(failedLines(json.stderr)).toHaveLength(2);
+    for (const line of lines(json.stderr)) expect(line).not.toMatch(raw);
+    const result = JSON.parse(lines(json.stdout).at(-1)!);
+    expect(
+      result.mcpServers.map((entry: { server: string; status: string }) => [
+        entry.server,
+        entry.status,
+      ]),
+    ).toEqual([
+      ["fx", "connected"],
+      ["gone", "failed"],
+      ["refuses", "failed"],
+    ]);
+  }, 60_000);
 
   it("an unknown --mcp-server name, a broken file and a wrong entry are clear errors", async () => {
     const { cwd } = workspace({ old: { type: "sse", url: "http://127.0.0.1:1/sse" } });
@@ -142,7 +201,7 @@ describe("on a terminal", () => {
     const cli = startOnTerminal(["echo"], { env: await model(), cwd });
     await cli.waitFor("start it? [y/N]");
     expect(cli.screen).toContain(
-      `mcp server fx (from .mcp.json) ${process.execPath} ${SDK_FIXTURE} (env: MCP_FIXTURE_LOG)`,
+      `mcp server fx (from .mcp.json) ${process.execPath} ${SDK_FIXTURE} (env: MCP_FIXTURE_LOG=${log})`,
     );
     expect(starts(log)).toEqual([]);
     cli.type("y\r");
@@ -158,6 +217,34 @@ describe("on a terminal", () => {
     expect(readLog(log).filter((entry) => entry.event === "call")).toHaveLength(1);
     await expectGone(starts(log).map((entry) => entry.pid));
   });
+
+  it("shows the whole command, each env entry with its value and the cwd, escaped, before asking", async () => {
+    const hook = join(tmpdir(), "x.js");
+    const { cwd } = workspace({
+      fx: {
+        command: process.execPath,
+        args: [SDK_FIXTURE, "two words", 'a"quote', "bell\u0007\u001b]0;pwned\u0007"],
+        env: {
+          NODE_OPTIONS: `--require ${hook}`,
+          TITLE: "\u001b]0;pwned\u0007\u009b2J\u202e",
+          "A=B": "c",
+        },
+        cwd: "/tmp/some dir",
+      },
+    });
+    const cli = startOnTerminal(["hello"], { env: await model([{ text: "Fine." }]), cwd });
+    await cli.waitFor("start it? [y/N]");
+    const shown = cli.screen.split("\n").find((line) => line.startsWith("mcp server fx"));
+    expect(shown).toBe(
+      `mcp server fx (from .mcp.json) ${process.execPath} ${SDK_FIXTURE} "two words" "a\\"quote" "bell\\u0007\\u001b]0;pwned\\u0007"` +
+        ` (env: NODE_OPTIONS="--require ${hook}" TITLE="\\u001b]0;pwned\\u0007\\u009b2J\\u202e" "A=B"=c; cwd: "/tmp/some dir")`,
+    );
+    for (const raw of ["pwned\u0007", "\u009b", "\u202e"]) expect(cli.screen).not.toContain(raw);
+    cli.type("n\r");
+    const { code, screen } = await cli.exited;
+    expect(code, screen).toBe(0);
+    expect(screen).toContain(".mcp.json: not starting the MCP server fx (declined).");
+  }, 60_000);
 
   it("a declined server does not start, and the run says so", async () => {
     const { cwd, log } = workspace();

@@ -51,6 +51,25 @@ describe("a server that dies", () => {
     expect(model.requests[1]!.tools.map((spec) => spec.name)).toContain("mcp__fx__pid");
   });
 
+  it("an answer past the stdio transport's read buffer: the error result says why, the next call restarts it", async () => {
+    const log = await logFile();
+    const model = scriptedModel([
+      { toolCalls: [{ id: "big", name: "mcp__fx__image", input: { bytes: 8 * 1024 * 1024 } }] },
+      { toolCalls: [{ id: "e", name: "mcp__fx__echo", input: { text: "back" } }] },
+      { text: "done" },
+    ]);
+    const result = await createBareAgent({
+      model,
+      mcpServers: { fx: server(sdkFixture(log)) },
+    }).run("go");
+    const block = resultFor(result.messages, "big");
+    expect(block.is_error).toBe(true);
+    expect(contentText(block.content)).toMatch(
+      /^Tool "mcp__fx__image" failed: MCP server "fx" stopped answering during the call \(.+; the transport reported: .*exceeded maximum size.*\)\. Its tools stay available/,
+    );
+    expect(contentText(resultFor(result.messages, "e").content)).toBe("back");
+  }, 60_000);
+
   it("when the restart fails, that call is an error result; a later call tries again", async () => {
     const log = await logFile();
     const marker = `${log}.refuse`;
@@ -235,6 +254,53 @@ describe("a server that cannot be used", () => {
     const events = await collect(agent.stream("go"));
     expect(ofType(events, "mcp_server_error").map((event) => event.server)).toEqual(["bad"]);
     expect(contentText(resultFor(ofType(events, "result")[0]!.messages, "e").content)).toBe("fine");
+  });
+});
+
+describe("result.mcpServers", () => {
+  it("run() says which servers failed and why, as the events did, and which connected", async () => {
+    const log = await logFile();
+    const model = scriptedModel([{ text: "went on" }, { text: "again" }]);
+    const mcpServers = {
+      good: server(sdkFixture(log)),
+      refuses: server(rawFixture("refuse")),
+      missing: server({ command: "skein-no-such-mcp-server-command" }),
+    };
+    const agent = createBareAgent({ model, mcpServers });
+    const result = await agent.run("go");
+    expect(result.subtype).toBe("success");
+    expect(result.mcpServers).toEqual([
+      { server: "good", status: "connected" },
+      {
+        server: "refuses",
+        status: "failed",
+        error: { name: "McpServerError", message: expect.stringMatching(/refuses to start today/) },
+      },
+      {
+        server: "missing",
+        status: "failed",
+        error: {
+          name: "McpServerError",
+          message:
+            'MCP server "missing" could not be started: the command "skein-no-such-mcp-server-command" was not found (check it is installed and on PATH).',
+        },
+      },
+    ]);
+    // The stream's result says the same as its events.
+    const events = await collect(agent.stream("again"));
+    const streamed = ofType(events, "result")[0]!.mcpServers!;
+    expect(streamed.map(({ server, status }) => [server, status])).toEqual([
+      ["good", "connected"],
+      ["refuses", "failed"],
+      ["missing", "failed"],
+    ]);
+    for (const event of ofType(events, "mcp_server_error"))
+      expect(streamed.find((entry) => entry.server === event.server)?.error).toEqual(event.error);
+  });
+
+  it("an agent without MCP servers has no mcpServers in its result", async () => {
+    const result = await createBareAgent({ model: scriptedModel([{ text: "hi" }]) }).run("go");
+    expect(result).not.toHaveProperty("mcpServers");
   });
 });
 

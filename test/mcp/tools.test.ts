@@ -144,6 +144,46 @@ describe("results", () => {
     expect(ofType(events, "tool_end").find((event) => event.callId === "f")!.isError).toBe(true);
   });
 
+  it("an image past the 5 MiB Read keeps to becomes a note saying what it was and why it is not shown", async () => {
+    const cap = 5 * 1024 * 1024;
+    const model = scriptedModel([
+      {
+        toolCalls: [
+          { id: "at", name: "mcp__fx__image", input: { bytes: cap } },
+          { id: "past", name: "mcp__fx__image", input: { bytes: cap + 1 } },
+        ],
+      },
+      { text: "done" },
+    ]);
+    const events = await collect(
+      createBareAgent({ model, mcpServers: { fx: server(sdkFixture(await logFile())) } }).stream(
+        "go",
+      ),
+    );
+    const result = ofType(events, "result")[0]!;
+    const kept = resultFor(result.messages, "at").content;
+    expect(kept).toEqual([
+      {
+        type: "image",
+        source: { type: "base64", media_type: "image/png", data: expect.any(String) },
+      },
+    ]);
+    const image = Array.isArray(kept) ? kept[0] : undefined;
+    const data = image?.type === "image" && image.source.type === "base64" ? image.source.data : "";
+    expect(Buffer.from(data, "base64")).toHaveLength(cap);
+    const note = [
+      {
+        type: "text",
+        text: "[image (image/png, 5242881 bytes) returned by the tool: not shown, images are sent to the model up to 5 MiB (5242880 bytes)]",
+      },
+    ];
+    expect(resultFor(result.messages, "past").content).toEqual(note);
+    // The app sees the same note: the image is not kept anywhere.
+    const end = ofType(events, "tool_end").find((event) => event.callId === "past")!;
+    expect(end.result.content).toEqual(note);
+    expect(end.isError).toBe(false);
+  }, 60_000);
+
   it("progress with a message becomes tool_update { progress, total, message }", async () => {
     const log = await logFile();
     const model = scriptedModel([

@@ -60,7 +60,6 @@ export interface WorkerTask {
   approvalSecret?: string | null;
 }
 
-
 const task = JSON.parse(process.argv[2]!) as WorkerTask;
 // stdout to a pipe is synchronous on Linux: a printed line was written before the next step.
 const say = (line: string) => process.stdout.write(`${line}\n`);
@@ -247,7 +246,7 @@ function agentOf(spec: AgentKind) {
     return defineAgent({
       model,
       tools: [tools.charge, tools.lookup],
-        permissions: { ask: ["charge"] },
+      permissions: { ask: ["charge"] },
     });
   return defineAgent({
     model,
