@@ -22,7 +22,8 @@ describe("shared tool options", () => {
   it("security: the hardened preset takes the adapted tools", () => {
     const tools = fromAiSdkTools({ weather: weather() }, { security: { network: "none" } });
     expect(tools[0]!.security).toEqual({ network: "none" });
-    expect(() => createAgent({ tools, preset: "hardened" })).not.toThrow();
+    const model = scriptedModel([]);
+    expect(() => createAgent({ model, tools, preset: "hardened" })).not.toThrow();
     const agentsTools = fromOpenAIAgentsTools(
       [
         agentsTool({
@@ -34,7 +35,7 @@ describe("shared tool options", () => {
       ],
       { security: { network: "loopback" } },
     );
-    expect(() => createAgent({ tools: agentsTools, preset: "hardened" })).not.toThrow();
+    expect(() => createAgent({ model, tools: agentsTools, preset: "hardened" })).not.toThrow();
   });
 
   it("timeoutMs: a slow adapted tool ends with the usual timeout result", async () => {

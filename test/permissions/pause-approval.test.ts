@@ -370,6 +370,7 @@ describe("approvalSecret: resuming in another process", () => {
   });
 
   it("in a fresh copy of the package: refused without a secret (the default key is per process)", async () => {
+    vi.stubEnv("SKEIN_APPROVAL_SECRET", undefined);
     const { fresh } = await paused();
     const other = await secondProcess();
     const error = await rejectionOf(
