@@ -332,9 +332,9 @@ const modelByName: ModelFactory = (choice) => {
 export interface QueryOptions<S extends OutputSchema | undefined = OutputSchema | undefined>
   extends AgentOptions<S> {
   prompt: Prompt;
-  signal?: AbortSignal;
-  sessionId?: string;
-  steering?: Steering;
+  signal?: AbortSignal | undefined;
+  sessionId?: string | undefined;
+  steering?: Steering | undefined;
 }
 
 /** The one-shot streaming form (seed 002): `for await (const event of query({ prompt, model, tools }))`. */

@@ -31,11 +31,11 @@ export interface AiSdkToolExecutionOptions {
  * tools (`providerOptions`, `onInputStart`, ...) are not read.
  */
 export interface AiSdkTool {
-  type?: string;
-  description?: string;
+  type?: string | undefined;
+  description?: string | undefined;
   /** A Zod (or other Standard Schema) schema, or ai's `jsonSchema(...)` / `zodSchema(...)`. */
-  inputSchema?: unknown;
-  execute?: (input: any, options: AiSdkToolExecutionOptions) => unknown;
+  inputSchema?: unknown | undefined;
+  execute?: ((input: any, options: AiSdkToolExecutionOptions) => unknown) | undefined;
   /**
    * True, or a function of the validated input that answers true, sends the call to skein's
    * approval (the agent's `approval` handler, or a paused run), as an ask rule would.
@@ -44,7 +44,9 @@ export interface AiSdkTool {
     | boolean
     | ((input: any, options: { toolCallId: string; messages: never[] }) => unknown);
   /** What the model is sent instead of the output as JSON: ai's `ToolResultOutput`. */
-  toModelOutput?: (options: { toolCallId: string; input: any; output: any }) => unknown;
+  toModelOutput?:
+    | ((options: { toolCallId: string; input: any; output: any }) => unknown)
+    | undefined;
 }
 
 /** The iterable's yields as they come, then its result through `convert`. */

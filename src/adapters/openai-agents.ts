@@ -28,12 +28,12 @@ export interface OpenAIAgentsToolCallDetails {
  */
 export interface OpenAIAgentsTool {
   type: string;
-  name?: string;
-  description?: string;
-  parameters?: unknown;
-  invoke?: (runContext: any, input: string, details?: any) => unknown;
+  name?: string | undefined;
+  description?: string | undefined;
+  parameters?: unknown | undefined;
+  invoke?: ((runContext: any, input: string, details?: any) => unknown) | undefined;
   /** `tool()` always makes it a function `(runContext, input, callId) => Promise<boolean>`. */
-  needsApproval?: boolean | ((runContext: any, input: any, callId?: string) => unknown);
+  needsApproval?: boolean | ((runContext: any, input: any, callId?: string) => unknown) | undefined;
 }
 
 /**

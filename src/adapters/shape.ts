@@ -55,12 +55,12 @@ export function isAsyncIterable(value: unknown): value is AsyncIterable<unknown>
  * one call: `security` (the hardened preset requires it), a timeout, and scheduling hints.
  */
 export interface AdaptedToolOptions {
-  security?: ToolSecurity;
-  timeoutMs?: number;
-  timeoutBehavior?: TimeoutBehavior;
+  security?: ToolSecurity | undefined;
+  timeoutMs?: number | undefined;
+  timeoutBehavior?: TimeoutBehavior | undefined;
   /** True when the tools' calls may overlap others in mode "safe". */
-  concurrencySafe?: boolean;
-  idempotent?: boolean;
+  concurrencySafe?: boolean | undefined;
+  idempotent?: boolean | undefined;
 }
 
 const ADAPTED_KEYS: ReadonlySet<string> = new Set([

@@ -21,34 +21,36 @@ import { type AgentHandle, handleOf } from "./registry.ts";
 
 export interface AgentToolOptions {
   /** The tool's name; default the agent's `id` (one of the two is required). */
-  name?: string;
+  name?: string | undefined;
   /** What the model reads to decide when to call the agent. Required. */
   description: string;
   /** Host-owned annotation, passed through to the definition; never read, never sent to any model. */
-  metadata?: Record<string, unknown>;
+  metadata?: Record<string, unknown> | undefined;
   /** Model calls the child may make per call (also bounded by its own and the parent's turns left). */
-  maxTurns?: number;
+  maxTurns?: number | undefined;
   /** What the parent's model reads from the child's result; default its final text. */
-  toModelOutput?: (result: SDKResultMessage) => ToolHandlerReturn | Promise<ToolHandlerReturn>;
-  label?: string;
-  security?: ToolSecurity;
-  timeoutMs?: number;
+  toModelOutput?:
+    | ((result: SDKResultMessage) => ToolHandlerReturn | Promise<ToolHandlerReturn>)
+    | undefined;
+  label?: string | undefined;
+  security?: ToolSecurity | undefined;
+  timeoutMs?: number | undefined;
   /** True when two calls of this agent may run at the same time (default: one at a time). */
-  isConcurrencySafe?: (input: { prompt: string }) => boolean;
+  isConcurrencySafe?: ((input: { prompt: string }) => boolean) | undefined;
 }
 
 export interface DelegateToolOptions {
   /** Default `"delegate"`. */
-  name?: string;
+  name?: string | undefined;
   /** Default: generated from the target names. */
-  description?: string;
+  description?: string | undefined;
   /** Where `mode: "handoff"` posts tasks; without one, only `mode: "call"` exists. */
-  mailbox?: Mailbox;
-  metadata?: Record<string, unknown>;
-  maxTurns?: number;
-  label?: string;
-  security?: ToolSecurity;
-  timeoutMs?: number;
+  mailbox?: Mailbox | undefined;
+  metadata?: Record<string, unknown> | undefined;
+  maxTurns?: number | undefined;
+  label?: string | undefined;
+  security?: ToolSecurity | undefined;
+  timeoutMs?: number | undefined;
 }
 
 export interface DelegateInput {

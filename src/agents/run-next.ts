@@ -9,8 +9,8 @@ import type { AgentHandle } from "./registry.ts";
 
 export interface RunNextOptions {
   /** The recipient name to claim for; default the agent's `id`. */
-  to?: string;
-  signal?: AbortSignal;
+  to?: string | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 const RUN_NEXT_KEYS: ReadonlySet<string> = new Set(["to", "signal"]);

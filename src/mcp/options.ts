@@ -7,30 +7,30 @@ import type { ToolSecurity } from "../tools/types.ts";
 
 /** A server started as a child process, spoken to over its stdin and stdout. */
 export interface McpStdioServerOptions {
-  type?: "stdio";
+  type?: "stdio" | undefined;
   /** The program to start (looked up on PATH), such as "npx" or `process.execPath`. */
   command: string;
-  args?: string[];
+  args?: string[] | undefined;
   /** Added to the MCP SDK's default inherited environment (PATH, HOME, ...: no credentials). */
-  env?: Record<string, string>;
-  cwd?: string;
+  env?: Record<string, string> | undefined;
+  cwd?: string | undefined;
   /** The server's stderr: shown ("inherit", the default) or dropped ("ignore"). */
-  stderr?: "inherit" | "ignore";
+  stderr?: "inherit" | "ignore" | undefined;
 }
 
 /** A server reached over streamable HTTP. */
 export interface McpHttpServerOptions {
-  type?: "http";
+  type?: "http" | undefined;
   url: string | URL;
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
 }
 
 /** What both kinds accept. */
 export interface McpCommonOptions {
   /** Declared for every tool of the server (checked as for `tool()`; the hardened preset requires it). */
-  security?: ToolSecurity;
+  security?: ToolSecurity | undefined;
   /** Bounds connecting plus the first tools/list, and each tool call. Default 60,000 ms. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 export type McpServerOptions = (McpStdioServerOptions | McpHttpServerOptions) & McpCommonOptions;

@@ -27,11 +27,11 @@ export interface McpServerTransport {
 export interface ServeMcpOptions {
   tools: ToolDefinition[];
   /** The server's name in `serverInfo`; default "skein". */
-  name?: string;
+  name?: string | undefined;
   /** The server's version in `serverInfo`; default skein's. */
-  version?: string;
+  version?: string | undefined;
   /** Default: stdio on `process.stdin` / `process.stdout`. */
-  transport?: McpServerTransport;
+  transport?: McpServerTransport | undefined;
 }
 
 export interface ServedMcp {

@@ -17,17 +17,17 @@ const ANTHROPIC_VERSION = "2023-06-01";
 
 export interface AnthropicOptions extends ProviderOptions {
   /** Default 8192. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** Extended thinking, sent as is: `{ type: "enabled", budget_tokens }`. Thinking blocks are kept and sent back unchanged. */
-  thinking?: Record<string, unknown>;
+  thinking?: Record<string, unknown> | undefined;
   /** Cache breakpoints on the system prompt, the tool list and the transcript; default on. */
-  promptCaching?: boolean;
+  promptCaching?: boolean | undefined;
   /**
    * Typed output (the agent's `output`) through the API's structured outputs (`output_config`),
    * for the models and endpoints that have them; default off: the engine offers a `final_output`
    * tool instead, which every model and Anthropic-compatible endpoint takes.
    */
-  structuredOutputs?: boolean;
+  structuredOutputs?: boolean | undefined;
 }
 
 const ANTHROPIC_KEYS: ReadonlySet<string> = new Set([

@@ -18,18 +18,18 @@ export interface OpenAIOptions extends ProviderOptions {
   /** The reply's token limit, when given (otherwise the server's default applies): sent as
    * `max_completion_tokens` to OpenAI's own host, which refuses `max_tokens` for newer models,
    * and as `max_tokens` elsewhere. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /** Send thinking back as `reasoning_content` on assistant messages, as DeepSeek's thinking mode
    * requires in tool loops. Default: on for DeepSeek's host, off elsewhere. */
-  replayReasoning?: boolean;
+  replayReasoning?: boolean | undefined;
   /** OpenAI strict mode for tool schemas, where the endpoint supports it; default off. */
-  strictTools?: boolean;
+  strictTools?: boolean | undefined;
   /**
    * Typed output (the agent's `output`) as `response_format: { type: "json_schema" }`; default
    * on. Turn it off for a server without JSON-schema response formats: the engine then offers a
    * `final_output` tool instead.
    */
-  structuredOutputs?: boolean;
+  structuredOutputs?: boolean | undefined;
 }
 
 const OPENAI_KEYS: ReadonlySet<string> = new Set([

@@ -4,31 +4,31 @@ import type { TransportOptions } from "./transport.ts";
 
 /** What every provider factory accepts (DESIGN: provider options). */
 export interface ProviderOptions {
-  apiKey?: string;
-  baseURL?: string;
+  apiKey?: string | undefined;
+  baseURL?: string | undefined;
   /** The model id sent when the agent gives no `modelName`. */
-  model?: string;
+  model?: string | undefined;
   /** Extra headers; they override skein's own (for example `anthropic-version`). */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /** Retries of a failed turn before anything of it was passed on; default 2. */
-  maxRetries?: number;
+  maxRetries?: number | undefined;
   /** A `retry-after` longer than this is not waited for (normal backoff applies); default 60,000. */
-  maxRetryDelayMs?: number;
+  maxRetryDelayMs?: number | undefined;
   /** Until the response headers arrive; default 120,000. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Between stream events (keep-alive comments and pings do not count); default 120,000. */
-  idleTimeoutMs?: number;
+  idleTimeoutMs?: number | undefined;
   /**
    * The whole of one attempt, from the request to the stream's end; default 600,000 (10 minutes).
    * A server that keeps sending events but never finishes ends with a retryable `APITimeoutError`.
    */
-  totalTimeoutMs?: number;
+  totalTimeoutMs?: number | undefined;
   /**
    * The `fetch` every HTTP request goes through (retries included), with `globalThis.fetch`'s
    * signature: for a proxy or a custom dispatcher (Node's own fetch ignores `HTTPS_PROXY`).
    * Timeouts, retries and abort work as with the default. Default: `globalThis.fetch`.
    */
-  fetch?: typeof globalThis.fetch;
+  fetch?: typeof globalThis.fetch | undefined;
 }
 
 export const PROVIDER_OPTION_KEYS: readonly string[] = [

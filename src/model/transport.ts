@@ -27,7 +27,7 @@ export interface TransportOptions {
   /** The whole of one attempt, headers and body: a server that trickles forever still ends. */
   totalTimeoutMs: number;
   /** The user's `fetch` (provider option), for every attempt; else `globalThis.fetch`, read at call time. */
-  fetch?: typeof globalThis.fetch;
+  fetch?: typeof globalThis.fetch | undefined;
 }
 
 /** How one protocol reads one attempt's stream. A fresh decoder per attempt. */

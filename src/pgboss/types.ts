@@ -49,10 +49,10 @@ export interface EnqueueRunOptions {
   /** The Postgres session store (`postgresStore()` from "skein/postgres") the workers use. */
   sessionStore: SessionStore;
   /** Continue this session (its last run must have ended); default a new session. */
-  sessionId?: string;
-  jobOptions?: JobOptions;
+  sessionId?: string | undefined;
+  jobOptions?: JobOptions | undefined;
   /** The worker's approval secret (see `WorkerOptions.approvalSecret`); default `$SKEIN_APPROVAL_SECRET`. Required. */
-  approvalSecret?: string;
+  approvalSecret?: string | undefined;
 }
 
 /** A run on the queue: `waitForRun` and `followRun` take its `runId`. */
@@ -65,19 +65,19 @@ export interface EnqueuedRun {
 export interface ResumeRunOptions {
   agent: string;
   /** The store: lets `waitForRun(store, sessionId)` find this run as the session's latest. */
-  sessionStore?: SessionStore;
-  approvals?: Record<string, PermissionResult>;
-  toolOutputs?: Record<string, unknown>;
-  jobOptions?: JobOptions;
+  sessionStore?: SessionStore | undefined;
+  approvals?: Record<string, PermissionResult> | undefined;
+  toolOutputs?: Record<string, unknown> | undefined;
+  jobOptions?: JobOptions | undefined;
   /** The worker's approval secret (see `WorkerOptions.approvalSecret`); default `$SKEIN_APPROVAL_SECRET`. Required. */
-  approvalSecret?: string;
+  approvalSecret?: string | undefined;
 }
 
 export interface CancelRunOptions {
   agent: string;
   sessionStore: SessionStore;
   /** The run to cancel; default the session's latest run that has not ended. */
-  runId?: string;
+  runId?: string | undefined;
 }
 
 /** Agents a worker serves, by the name jobs are enqueued for: definitions or agents skein made. */
@@ -88,22 +88,22 @@ export interface WorkerOptions {
   sessionStore: SessionStore;
   agents: WorkerAgents;
   /** Runs executed at once by this process; default 1. */
-  concurrency?: number;
+  concurrency?: number | undefined;
   /** How long a session stays leased to one execution without renewal; default 30,000 ms (renewed every third). */
-  leaseMs?: number;
+  leaseMs?: number | undefined;
   /** How often an idle worker polls its queues (it is also woken at once by `enqueueRun`); default 2,000 ms. */
-  pollingIntervalMs?: number;
+  pollingIntervalMs?: number | undefined;
   /** How long an agent may go without a live worker before its jobs are failed as unserved; default 60,000 ms. */
-  unservedAgentGraceMs?: number;
+  unservedAgentGraceMs?: number | undefined;
   /** Errors the worker recovers from (a lost connection, a failed job), for logs; default none. */
-  onError?: (error: Error) => void;
+  onError?: ((error: Error) => void) | undefined;
   /**
    * The key of the seals on paused runs, the same on every worker and every process that enqueues
    * or resumes runs (a run pauses on one worker and resumes on another); default
    * `$SKEIN_APPROVAL_SECRET`. Required: a worker without one refuses to start. The agents take it
    * (an agent's own `approvalSecret`, if it has one, must be the same).
    */
-  approvalSecret?: string;
+  approvalSecret?: string | undefined;
 }
 
 export interface Worker {
@@ -120,10 +120,10 @@ export interface Worker {
 
 export interface WaitForRunOptions {
   /** The run (`enqueueRun`'s `runId`); default the session's latest enqueued run. */
-  runId?: string;
-  signal?: AbortSignal;
+  runId?: string | undefined;
+  signal?: AbortSignal | undefined;
   /** The polling interval behind LISTEN/NOTIFY; default 1,000 ms. */
-  pollIntervalMs?: number;
+  pollIntervalMs?: number | undefined;
 }
 
 export type FollowRunOptions = WaitForRunOptions;

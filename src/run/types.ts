@@ -325,56 +325,56 @@ export type OutputOf<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOut
 /** Context management (design/interactive.md): `false` turns it off. */
 export interface ContextOptions {
   /** The model's context window in tokens; default by model id (`claude-*` 200,000, ...). */
-  window?: number;
+  window?: number | undefined;
   /** Compact when the next request's estimate passes this fraction of the window; default 0.8. */
-  threshold?: number;
+  threshold?: number | undefined;
   /** Remove old results until the estimate is at most this fraction; default 0.5. */
-  target?: number;
+  target?: number | undefined;
   /** Replace the early conversation by a summary (one model call) when removing results is not enough. */
-  summarize?: boolean | { model?: Model; instructions?: string };
+  summarize?: boolean | { model?: Model; instructions?: string } | undefined;
 }
 
 export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema | undefined> {
   /** A name for the agent (seed 003). */
-  id?: string;
+  id?: string | undefined;
   /**
    * A `Model` (a provider, or `scriptedModel`), or a model name with `apiKey`/`baseURL`: `claude-*`
    * speaks the Anthropic protocol, `gpt-*`/`o1*`/`o3*`/`o4*` OpenAI's, and `anthropic:<id>` /
    * `openai:<id>` choose for any other id; a bare name of no known family is Anthropic.
    */
-  model?: Model | string;
-  apiKey?: string;
-  baseURL?: string;
+  model?: Model | string | undefined;
+  apiKey?: string | undefined;
+  baseURL?: string | undefined;
   /** Overrides the model id the provider sends. */
-  modelName?: string;
-  systemPrompt?: string;
-  tools?: ToolDefinition[];
+  modelName?: string | undefined;
+  systemPrompt?: string | undefined;
+  tools?: ToolDefinition[] | undefined;
   /** Model calls per run; default 100. */
-  maxTurns?: number;
+  maxTurns?: number | undefined;
   /**
    * How deep agent tools may nest runs under this one (a top-level run has depth 0); default 3.
    * The least along the chain applies: a child can only lower it.
    */
-  maxDepth?: number;
-  toolConcurrency?: { mode?: ConcurrencyMode; maxConcurrency?: number };
+  maxDepth?: number | undefined;
+  toolConcurrency?: { mode?: ConcurrencyMode; maxConcurrency?: number } | undefined;
   /** Seed 003's form: `{ toolConcurrency: n }` means `{ mode: "all", maxConcurrency: n }`. */
-  toolExecution?: { toolConcurrency?: number };
-  toolBatchPolicy?: ToolBatchPolicy;
-  hooks?: AgentHooks;
+  toolExecution?: { toolConcurrency?: number } | undefined;
+  toolBatchPolicy?: ToolBatchPolicy | undefined;
+  hooks?: AgentHooks | undefined;
   /** Cap on the text of one tool result sent to the model; default 100,000 characters. */
-  maxResultChars?: number;
+  maxResultChars?: number | undefined;
   /** Tool names (`*` wildcards) the model may see; others are hidden. Grants nothing. */
-  allowedTools?: string[];
+  allowedTools?: string[] | undefined;
   /** Tool names (`*` wildcards) hidden from the model; a `Tool(pattern)` entry is a deny rule. */
-  disallowedTools?: string[];
+  disallowedTools?: string[] | undefined;
   /** The workspace root the built-in tools are confined to; default `process.cwd()`. */
-  cwd?: string;
+  cwd?: string | undefined;
   /** Permission rules such as `Bash(npm run test:*)`, `Read(src/**)`: deny beats ask beats allow. */
-  permissions?: { allow?: string[]; ask?: string[]; deny?: string[] };
+  permissions?: { allow?: string[]; ask?: string[]; deny?: string[] } | undefined;
   /** Decides calls the rules send to "ask"; without one, such a call pauses the run for approval. */
-  approval?: ApprovalHandler;
+  approval?: ApprovalHandler | undefined;
   /** `"hardened"`: custom tools must declare `security` with network "none" or "loopback", and Bash runs sandboxed. */
-  preset?: "hardened";
+  preset?: "hardened" | undefined;
   /**
    * The key that seals approval-pending calls in a paused state, so a state altered before resume
    * is refused: a random string of at least 16 characters, the same in every process that resumes
@@ -382,42 +382,42 @@ export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema 
    * and dies with the process. An agent with a `sessionStore` (other than `memoryStore()`) needs
    * one or the other, since its paused runs are meant to be resumed after a restart.
    */
-  approvalSecret?: "per-process" | (string & {});
+  approvalSecret?: "per-process" | (string & {}) | undefined;
   /** Sampling and tool-use settings for every model call (a `beforeModelCall` hook may change them per call). */
-  modelSettings?: ModelSettings;
+  modelSettings?: ModelSettings | undefined;
   /** Context management; on by default. */
-  context?: false | ContextOptions;
+  context?: false | ContextOptions | undefined;
   /** The run's final answer, validated: `result.structuredResult` is typed from this schema. */
-  output?: S;
+  output?: S | undefined;
   /** Invalid answers the model may correct before the run fails; default 2. */
-  outputRetries?: number;
+  outputRetries?: number | undefined;
   /**
    * MCP servers by name (`mcpServer()` handles from `skein/mcp`): their tools join the agent as
    * `mcp__<name>__<tool>`, connected at the first run that needs them; `agent.close()` ends them.
    */
-  mcpServers?: Record<string, ToolSource>;
+  mcpServers?: Record<string, ToolSource> | undefined;
   /** An OpenTelemetry `Tracer`: runs, model calls and tool calls become spans (GenAI conventions). */
-  tracer?: unknown;
+  tracer?: unknown | undefined;
   /**
    * Where runs are logged (design/sessions.md): `run(prompt, { sessionId })` continues the stored
    * conversation, and `agent.resume({ sessionId })` continues a paused or crashed run from the
    * store alone. `memoryStore()`, `sqliteStore()` from `skein/sqlite`, `postgresStore()` from
    * `skein/postgres`, or your own.
    */
-  sessionStore?: SessionStore;
+  sessionStore?: SessionStore | undefined;
 }
 
 export interface RunOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** With a session store: the session to continue (a new one with this id if it has no entry). */
-  sessionId?: string;
+  sessionId?: string | undefined;
   /**
    * The conversation so far (a previous result's `messages`), for apps that keep their own
    * history; the new prompt follows it. Not with a session store: one source of history.
    */
-  messages?: Message[];
+  messages?: Message[] | undefined;
   /** Where `steer()` and `followUp()` messages come from (`createSteering()`); one run each. */
-  steering?: Steering;
+  steering?: Steering | undefined;
 }
 
 /** Messages for a running agent (`createSteering()`, or the handle `agent.stream()` returns). */
@@ -434,15 +434,15 @@ export interface SessionTarget {
 }
 
 export interface ResumeOptions {
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /**
    * Call id -> what the app's tool returned (the shapes a handler may return). A call waiting
    * inside a child run is named by its own id (or `"<parentCallId>/<id>"`, as `pending` lists it
    * when two calls of the tree share an id).
    */
-  toolOutputs?: Record<string, unknown>;
+  toolOutputs?: Record<string, unknown> | undefined;
   /** Messages for the resumed run (a new `Steering`: one serves one run). */
-  steering?: Steering;
+  steering?: Steering | undefined;
   /** Call id (as for `toolOutputs`) -> approval: `true`, `false`, `{ behavior: "allow", updatedInput? }` or `{ behavior: "deny", message }`. */
-  approvals?: Record<string, PermissionResult>;
+  approvals?: Record<string, PermissionResult> | undefined;
 }

@@ -45,11 +45,11 @@ export interface PostgresPoolClient {
 
 export interface PostgresStoreOptions {
   /** `postgres://user@host:port/database`; the store opens (and `close` ends) its own pool. */
-  connectionString?: string;
+  connectionString?: string | undefined;
   /** A `pg.Pool` of the app's; `close` leaves it open. */
-  pool?: PostgresPool;
+  pool?: PostgresPool | undefined;
   /** Where the tables live (created with the schema if missing on first use). Default `public`. */
-  schema?: string;
+  schema?: string | undefined;
 }
 
 const PEER: Peer = { entry: "skein/postgres", name: "pg", range: "^8" };

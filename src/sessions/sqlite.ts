@@ -17,7 +17,7 @@ export interface SqliteStoreOptions {
    * `"normal"` (default): every resolved append survives a crash of the process; the last ones
    * may roll back on power loss. `"full"`: also survives power loss, at an fsync per append.
    */
-  synchronous?: "normal" | "full";
+  synchronous?: "normal" | "full" | undefined;
 }
 
 const PEER: Peer = { entry: "skein/sqlite", name: "better-sqlite3", range: "^12" };

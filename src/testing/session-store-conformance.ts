@@ -9,7 +9,7 @@ export interface OpenSessionStoreOptions {
    * Open a second store object over the same data as this one (the same file, database, schema),
    * for the racing case. A store that cannot have two objects on one backing returns `sameAs`.
    */
-  sameAs?: SessionStore;
+  sameAs?: SessionStore | undefined;
 }
 
 /** Returns a new, empty store; or, given `sameAs`, another object over that store's data. */
@@ -27,7 +27,7 @@ export interface SessionStoreConformanceOptions {
    * Also check the optional leases (`lease`, `renew`, `release`: what skein/pgboss needs of a
    * store); a store without them then fails those cases.
    */
-  leases?: boolean;
+  leases?: boolean | undefined;
 }
 
 /**

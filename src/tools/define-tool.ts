@@ -28,12 +28,12 @@ type MaybePromise<T> = T | Promise<T>;
 
 export interface DefineToolOptions<TInput, TOutput> extends ToolOptions<TInput> {
   id: string;
-  description?: string;
+  description?: string | undefined;
   /** JSON Schema for the input; without it (and without a convertible validator), any object. */
-  parameters?: JsonSchema;
-  validator?: Validator<TInput>;
+  parameters?: JsonSchema | undefined;
+  validator?: Validator<TInput> | undefined;
   /** Checks what `execute` returned before it crosses the tool boundary. */
-  outputSchema?: Validator<unknown>;
+  outputSchema?: Validator<unknown> | undefined;
   /** The tool's work, or `false` when the app runs it (the run pauses for `toolOutputs`). */
   execute:
     | ((
@@ -42,9 +42,9 @@ export interface DefineToolOptions<TInput, TOutput> extends ToolOptions<TInput> 
       ) => MaybePromise<TOutput> | AsyncGenerator<unknown, TOutput, any>)
     | false;
   /** Called when the model calls the tool: `null` pauses for the app's response; `undefined` continues; any other value is the output. */
-  onToolCalled?: (input: TInput, context: ToolContext) => unknown;
+  onToolCalled?: ((input: TInput, context: ToolContext) => unknown) | undefined;
   /** Validates or transforms the app's response on resume; its return is the output. */
-  onResponseReceived?: (response: unknown, input: TInput) => unknown;
+  onResponseReceived?: ((response: unknown, input: TInput) => unknown) | undefined;
 }
 
 /** Defines a tool from JSON Schema `parameters` and/or a validator (seed 003). */

@@ -132,30 +132,30 @@ export type TimeoutBehavior = "error_result" | "fail_run";
 /** Options both front doors share (DESIGN "Tool options"). */
 export interface ToolOptions<TInput = unknown> {
   /** True when this call may overlap others in mode "safe". Throwing or false: it runs alone. */
-  isConcurrencySafe?: (input: TInput) => boolean;
+  isConcurrencySafe?: ((input: TInput) => boolean) | undefined;
   /** "sequential" makes any batch this tool is in run one call at a time (seed 004). */
-  executionMode?: ExecutionMode;
+  executionMode?: ExecutionMode | undefined;
   /** Calls that share a key never overlap, in any mode (say, the file path). */
-  resourceKeys?: (input: TInput) => readonly string[];
-  timeoutMs?: number;
-  timeoutBehavior?: TimeoutBehavior;
+  resourceKeys?: ((input: TInput) => readonly string[]) | undefined;
+  timeoutMs?: number | undefined;
+  timeoutBehavior?: TimeoutBehavior | undefined;
   /** UI label; never sent to the model. */
-  label?: string;
+  label?: string | undefined;
   /** Rewrites the raw arguments before validation (seed 004's PrepareArguments). */
-  prepareArguments?: (raw: Record<string, unknown>) => Record<string, unknown>;
+  prepareArguments?: ((raw: Record<string, unknown>) => Record<string, unknown>) | undefined;
   /** Host-owned annotation, passed through to the definition; never read, never sent to the model. */
-  metadata?: Record<string, unknown>;
-  security?: ToolSecurity;
+  metadata?: Record<string, unknown> | undefined;
+  security?: ToolSecurity | undefined;
   /** Cap on the text of one result sent to the model (default: the agent's, 100,000). */
-  maxResultChars?: number;
+  maxResultChars?: number | undefined;
   /** The string permission rule patterns match against (permissions issue). */
-  ruleContent?: (input: TInput) => string;
+  ruleContent?: ((input: TInput) => string) | undefined;
   /**
    * True when running the call again with the same input leaves the same outcome. A session run
    * interrupted while such a call ran runs it again; any other tool's interrupted call is answered
    * "outcome unknown" instead (design/sessions.md). Default false.
    */
-  idempotent?: boolean;
+  idempotent?: boolean | undefined;
 }
 
 export const toolRuntime: unique symbol = Symbol.for("skein.toolRuntime");

@@ -177,9 +177,9 @@ export interface MockServerOptions {
    * Answer 400, as the real API would, to a request it refuses (see `MockTurn`). Default true;
    * false plays the script whatever the request holds.
    */
-  validate?: boolean;
+  validate?: boolean | undefined;
   /** The model ids `GET /v1/models` lists. Default `["mock-model"]`. */
-  models?: readonly string[];
+  models?: readonly string[] | undefined;
 }
 
 /** One request the server received, in arrival order. */
