@@ -4,7 +4,8 @@ import { pathMatcher } from "./paths.ts";
  * Workspace paths whose change can run code later or redirect tools (git hooks and config, shell
  * start-up files, editor tasks, MCP and skein settings). Writes to them from Write and Edit always
  * ask, whatever the allow rules say, and the sandbox mounts them read-only. Matched without
- * regard to case and after the spellings some file systems ignore (`.GIT/config`, `.bashrc.`).
+ * regard to case and after the spellings some file systems ignore (`.GIT/config`, `.bashrc.`,
+ * and the invisible code points HFS+ drops from names, as in `.g\u200cit`, which git guards too).
  */
 const PROTECTED = [
   ".git",
@@ -30,7 +31,11 @@ let matchers: ((path: string) => boolean)[] | undefined;
 /** Names the sandbox mounts read-only where they exist at the top of the workspace. */
 export const PROTECTED_NAMES: readonly string[] = PROTECTED;
 
+/** Code points HFS+ ignores in file names (the list git's `is_hfs_dotgit` skips). */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
 export function isProtectedPath(relative: string): boolean {
   matchers ??= PROTECTED.map((name) => pathMatcher(name, "deny"));
-  return matchers.some((match) => match(relative));
+  const visible = relative.replace(HFS_IGNORED, "");
+  return matchers.some((match) => match(relative) || (visible !== relative && match(visible)));
 }
