@@ -146,6 +146,8 @@ export function createPermissionGate(options: {
     allowed: (relative: string) =>
       writeAllow.some((rule) => rule.matches === undefined || rule.path?.(relative) === true),
     anyDeny: writeDeny.length > 0,
+    globDenied: globMeets(writeDeny),
+    globAsked: globMeets(writeAsk),
   };
   const bare = deny.filter((rule) => rule.matches === undefined);
 
@@ -229,6 +231,7 @@ export function createPermissionGate(options: {
     if (call.family === "bash") {
       const concern = readConcern(call);
       if (concern && "ask" in concern) return { behavior: "ask", reason: concern.ask };
+      // Ask rules and protected paths ask whatever allows Bash; bashAllowed weighs the other writes.
       const written = call.bash?.writes?.ask;
       if (written) return { behavior: "ask", reason: written };
       const allowed = bashAllowed(allow, tool, call);

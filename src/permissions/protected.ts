@@ -1,3 +1,4 @@
+import { globMeetsPattern } from "./glob-meet.ts";
 import { pathMatcher } from "./paths.ts";
 
 /**
@@ -38,4 +39,12 @@ export function isProtectedPath(relative: string): boolean {
   matchers ??= PROTECTED.map((name) => pathMatcher(name, "deny"));
   const visible = relative.replace(HFS_IGNORED, "");
   return matchers.some((match) => match(relative) || (visible !== relative && match(visible)));
+}
+
+/** Whether a workspace-relative shell glob (`.gi?/hooks/*`) can name a protected path. */
+export function isProtectedGlob(glob: string): boolean {
+  const visible = glob.replace(HFS_IGNORED, "");
+  return PROTECTED.some(
+    (name) => globMeetsPattern(glob, name) || (visible !== glob && globMeetsPattern(visible, name)),
+  );
 }
