@@ -94,6 +94,10 @@ describe('allow: ["Bash"]: deny rules for the files a command writes still deny'
       "echo .env | xargs touch",
       "find . -maxdepth 1 -name x -exec cp {} .env \\;",
       "c=cp; $c x .env",
+      "echo x > ../.env",
+      'bash -c "echo x > .env"',
+      'eval "echo x >> .env"',
+      "find . -maxdepth 0 -exec sh -c 'echo x > .env' \\;",
     ]);
     const before = await readFile(path.join(ws, ".env"), "utf8");
     const run = await runBash(ws, { allow: ["Bash"], deny: ["Edit(.env)"] }, commands, true);
@@ -131,6 +135,8 @@ describe('allow: ["Bash"]: ask rules and protected paths still ask, whichever wr
       "cp x sub/../.git/config",
       "cp x hooks-link/pre-commit",
       "echo x > hooks-link/pre-commit",
+      'bash -c "echo x > .git/hooks/pre-commit"',
+      "echo x > ../.git/hooks/pre-commit",
     ]);
     await symlink(path.join(ws, ".git", "hooks"), path.join(ws, "hooks-link"));
     const run = await runBash(ws, { allow: ["Bash"] }, commands);

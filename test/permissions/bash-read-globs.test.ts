@@ -135,3 +135,19 @@ describe("patterns that cannot name a covered file run without a question", () =
     expect(run.text("c3")).toContain("KEY_NAME");
   });
 });
+
+describe("input redirections inside code given to bash -c, eval, find -exec sh -c", () => {
+  it("are reads like any other: denied under Read(.env)", async () => {
+    const ws = await workspace();
+    const commands = [
+      'bash -c "cat < .env"',
+      'eval "cat < .env"',
+      "sh -c 'while read -r l; do echo $l; done < .env'",
+      "find . -maxdepth 0 -exec sh -c 'cat < .env' \\;",
+      'bash -c "cat < .e*"',
+    ];
+    const run = await runBash(ws, { allow: ["Bash"], deny: ["Read(.env)"] }, commands, true);
+    expect(failing(commands, (id) => run.reason(id) === "denied")).toEqual([]);
+    expect(run.all).not.toContain(SECRET);
+  });
+});

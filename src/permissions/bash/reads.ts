@@ -107,7 +107,8 @@ export function fileReadConcern(
     ask ??= concern;
   }
   const commands = analysis.kind === "simple" ? analysis.commands : analysis.candidates;
-  for (const command of commands) {
+  // The forms too: redirections inside code given to `bash -c`, `eval`, `find -exec sh -c`.
+  for (const command of new Set([...commands, ...view.forms])) {
     for (const redirect of command.redirects ?? []) {
       if (redirect.kind !== "read" && redirect.kind !== "readwrite") continue;
       const concern = redirect.dynamic

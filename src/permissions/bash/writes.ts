@@ -79,8 +79,10 @@ export function writeConcern(
       globs.push({ text: glob, redirect });
     }
   };
+  const view = denyView(analysis);
   const commands = analysis.kind === "simple" ? analysis.commands : analysis.candidates;
-  for (const command of commands) {
+  // The forms too: redirections inside code given to `bash -c`, `eval`, `find -exec sh -c`.
+  for (const command of new Set([...commands, ...view.forms])) {
     for (const redirect of command.redirects ?? []) {
       const shown = JSON.stringify(redirect.target);
       // bash itself opens a network connection for these names, whatever the command.
@@ -93,7 +95,6 @@ export function writeConcern(
       else named(redirect.target, redirect.dynamic === true, true);
     }
   }
-  const view = denyView(analysis);
   if (view.opaque) atRunTime(`a program it runs is named only at run time (${view.opaque})`, false);
   for (const form of view.forms) {
     const written = writtenBy(form);
