@@ -24,6 +24,10 @@ export type Segment = Token[] | typeof GLOBSTAR;
 export const GLOBSTAR = Symbol("**");
 
 const CACHE_LIMIT = 1000;
+/** No file name is longer (bytes, so characters too): a segment needing more characters names nothing. */
+const NAME_MAX = 255;
+/** A bracket expression with more ranges than this is read as any character (it bounds the work). */
+const MAX_RANGES = 256;
 const ruleCache = new Map<string, Segment[]>();
 
 /** Whether the shell glob `glob` (workspace-relative, `/`-separated) can name a path `pattern` covers. */
@@ -34,20 +38,35 @@ export function globMeetsPattern(glob: string, pattern: string): boolean {
     if (ruleCache.size >= CACHE_LIMIT) ruleCache.clear();
     ruleCache.set(pattern, rule);
   }
-  return pathsMeet(globSegments(glob).map(spellings), rule);
+  let spelled = globCache.get(glob);
+  if (!spelled) {
+    spelled = globSegments(glob).map(spellings);
+    if (globCache.size >= CACHE_LIMIT) globCache.clear();
+    globCache.set(glob, spelled);
+  }
+  return pathsMeet(spelled, rule);
 }
+
+// The same glob is compared with every deny and ask pattern and each protected name.
+const globCache = new Map<string, Spelled[]>();
 
 /** A shell glob's path segments as written: empty and `.` segments dropped. */
 export function globParts(glob: string): string[] {
-  return glob
+  const parts = glob
     .normalize("NFC")
     .split("/")
     .filter((part) => part !== "" && part !== ".");
+  // `**/**` is `**`: collapsed, so a long run of them costs nothing later.
+  return parts.filter((part, k) => !(isGlobstar(part) && k > 0 && isGlobstar(parts[k - 1]!)));
+}
+
+function isGlobstar(part: string): boolean {
+  return /^\*\*+$/.test(part) || part === "..";
 }
 
 /** One part of a shell glob: `**` and `..` (which may climb anywhere) as GLOBSTAR. */
 export function globSegment(part: string): Segment {
-  return /^\*\*+$/.test(part) || part === ".." ? GLOBSTAR : tokens(part, false);
+  return isGlobstar(part) ? GLOBSTAR : tokens(part, false);
 }
 
 export function globSegments(glob: string): Segment[] {
@@ -92,6 +111,8 @@ function ruleSegments(pattern: string): Segment[] {
 function tokens(text: string, escapes: boolean): Token[] {
   const chars = [...text];
   const out: Token[] = [];
+  // A `[` after the last `]` is a plain character: no scan for its end (linear on `[[[[`).
+  const lastClose = chars.lastIndexOf("]");
   for (let i = 0; i < chars.length; i++) {
     const c = chars[i]!;
     if (escapes && c === "\\" && i + 1 < chars.length) {
@@ -100,7 +121,7 @@ function tokens(text: string, escapes: boolean): Token[] {
       if (out.at(-1)?.kind !== "star") out.push({ kind: "star" });
     } else if (c === "?") {
       out.push({ kind: "one" });
-    } else if (c === "[") {
+    } else if (c === "[" && i < lastClose) {
       const set = bracket(chars, i + 1, escapes);
       if (set) {
         out.push(set.token);
@@ -125,7 +146,10 @@ function bracket(
   let first = true;
   for (; i < chars.length; i++) {
     let c = chars[i]!;
-    if (c === "]" && !first) return { token: { kind: "set", negated, ranges, any }, end: i };
+    if (c === "]" && !first) {
+      const wide = any || ranges.length > MAX_RANGES;
+      return { token: { kind: "set", negated, ranges: wide ? [] : ranges, any: wide }, end: i };
+    }
     first = false;
     if (c === "[" && /[:=.]/.test(chars[i + 1] ?? "")) {
       const close = chars.indexOf(`${chars[i + 1]}`, i + 2);
@@ -148,28 +172,33 @@ function bracket(
   return undefined;
 }
 
-type Spelled = Token[][] | typeof GLOBSTAR;
+/** A glob segment with the lengths of its prefixes that stand for what the rules see of a name. */
+type Spelled = { tokens: Token[]; ends: Set<number> } | typeof GLOBSTAR;
 
 /**
  * A glob segment and what the names it matches become once the rules drop what some file systems
- * ignore (paths.ts `pathForms`): cut at a `:`, then trailing dots and spaces gone.
+ * ignore (paths.ts `pathForms`): cut at a `:`, then trailing dots and spaces gone. Each is a
+ * prefix of the segment's tokens (a `*` may hold the cut or the dots), so the lengths say it all.
  */
 function spellings(segment: Segment): Spelled {
   if (segment === GLOBSTAR) return GLOBSTAR;
+  // A segment too long to be a file name names nothing, however it is spelled.
+  if (tooLong(segment)) return { tokens: segment, ends: new Set() };
   const may = (token: Token, c: string) =>
     token.kind !== "char" ? accepts(token, c) : token.char === c;
-  const cut = [segment];
+  const cuts = new Set([segment.length]);
   segment.forEach((token, k) => {
-    if (k > 0 && may(token, ":")) cut.push(segment.slice(0, k));
+    if (k > 0 && may(token, ":")) cuts.add(token.kind === "star" ? k + 1 : k).add(k);
   });
-  const out = [...cut];
-  for (const tokens of cut)
-    for (let k = tokens.length - 1; k > 0; k--) {
-      const token = tokens[k]!;
+  const ends = new Set(cuts);
+  for (const cut of cuts)
+    for (let k = cut - 1; k > 0; k--) {
+      const token = segment[k]!;
       if (!may(token, ".") && !may(token, " ")) break;
-      out.push(tokens.slice(0, k));
+      if (ends.has(k)) break;
+      ends.add(k);
     }
-  return out;
+  return { tokens: segment, ends };
 }
 
 /** Whether some path both segment lists match (breadth-first over pairs of positions). */
@@ -198,13 +227,14 @@ function pathsMeet(a: Spelled[], b: Segment[]): boolean {
       if (x !== undefined) push(i + 1, j);
     }
     if (x !== undefined && y !== undefined && x !== GLOBSTAR && y !== GLOBSTAR)
-      if (x.some((spelling) => segmentsMeet(spelling, y))) push(i + 1, j + 1);
+      if (segmentsMeet(x.tokens, y, x.ends)) push(i + 1, j + 1);
   }
   return false;
 }
 
-/** Whether some name both segments match. */
-function segmentsMeet(a: Token[], b: Token[]): boolean {
+/** Whether some name both segments match (`a` cut at one of `ends`, when given). */
+function segmentsMeet(a: Token[], b: Token[], ends?: Set<number>): boolean {
+  if (tooLong(a) || tooLong(b)) return false;
   const seen = new Set<number>();
   const width = b.length + 1;
   const queue: [number, number][] = [[0, 0]];
@@ -217,7 +247,7 @@ function segmentsMeet(a: Token[], b: Token[]): boolean {
   };
   while (queue.length > 0) {
     const [i, j] = queue.pop()!;
-    if (i === a.length && j === b.length) return true;
+    if (j === b.length && (ends ? ends.has(i) : i === a.length)) return true;
     const x = a[i];
     const y = b[j];
     if (x?.kind === "star") push(i + 1, j);
@@ -263,6 +293,18 @@ function accepts(token: Token, c: string): boolean {
       return variants(c).some((v) => inside(v) !== token.negated);
     }
   }
+}
+
+const lengthy = new WeakMap<Token[], boolean>();
+
+/** The segment matches only names longer than any file system allows. */
+function tooLong(tokens: Token[]): boolean {
+  let answer = lengthy.get(tokens);
+  if (answer === undefined) {
+    answer = tokens.filter((token) => token.kind !== "star").length > NAME_MAX;
+    lengthy.set(tokens, answer);
+  }
+  return answer;
 }
 
 function fold(c: string): string {

@@ -151,3 +151,30 @@ describe("input redirections inside code given to bash -c, eval, find -exec sh -
     expect(run.all).not.toContain(SECRET);
   });
 });
+
+describe("long and many patterns are decided, and never run unchecked", () => {
+  it("99,000-character patterns, braces, brackets and many pattern words", async () => {
+    const ws = await workspace();
+    const long = (unit: string) => unit.repeat(Math.floor(99_000 / unit.length));
+    const commands = [
+      `cat ${long("*a")}`,
+      `cp x ${long("*a")}`,
+      `cat ${long("[a-b")}`,
+      `cat ${long("{")}`,
+      `cat ${long("{a,b}")}`,
+      `cat ${long("**/")}.env`,
+      `echo x > ${long("*/")}`,
+      `cat ${long("s*/ ")}`,
+      `cp x ${long("y ")}`,
+    ];
+    const run = await runBash(
+      ws,
+      { allow: ["Bash(true)"], deny: ["Read(.env)", "Edit(secret/**)"] },
+      commands,
+    );
+    expect(
+      failing(commands, (id) => run.reason(id) === "denied" || run.asked.includes(id)),
+    ).toEqual([]);
+    for (const id of ["c4", "c5", "c7"]) expect(run.reason(id)).toBe("denied");
+  }, 120_000);
+});

@@ -68,29 +68,29 @@ export function expandBraces(word: string): string[] | undefined {
   return done;
 }
 
+/**
+ * A brace expression to expand: the first `}` that closes a `{` holding a comma at its own level,
+ * or a sequence. One pass, so a word of many unclosed braces costs its length, not its square;
+ * an inner brace may come first, which gives the same names in the end.
+ */
 function firstBrace(
   text: string,
 ): { start: number; end: number; alternatives: string[] } | undefined {
-  for (let start = text.indexOf("{"); start >= 0; start = text.indexOf("{", start + 1)) {
-    if (text[start - 1] === "$") continue;
-    let depth = 0;
-    const commas: number[] = [];
-    for (let i = start + 1; i < text.length; i++) {
-      const c = text[i];
-      if (c === "{") depth++;
-      else if (c === "}" && depth > 0) depth--;
-      else if (c === "," && depth === 0) commas.push(i);
-      else if (c === "}") {
-        const body = text.slice(start + 1, i);
-        if (commas.length > 0) {
-          const cuts = [start, ...commas, i];
-          const alternatives = cuts.slice(1).map((cut, k) => text.slice(cuts[k]! + 1, cut));
-          return { start, end: i, alternatives };
-        }
-        if (/^(?:-?\d+|[A-Za-z])\.\.(?:-?\d+|[A-Za-z])(?:\.\.-?\d+)?$/.test(body))
-          return { start, end: i, alternatives: ["*"] };
-        break;
+  const open: { start: number; commas: number[] }[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "{" && text[i - 1] !== "$") open.push({ start: i, commas: [] });
+    else if (c === "," && open.length > 0) open.at(-1)!.commas.push(i);
+    else if (c === "}" && open.length > 0) {
+      const { start, commas } = open.pop()!;
+      if (commas.length > 0) {
+        const cuts = [start, ...commas, i];
+        const alternatives = cuts.slice(1).map((cut, k) => text.slice(cuts[k]! + 1, cut));
+        return { start, end: i, alternatives };
       }
+      const body = text.slice(start + 1, i);
+      if (/^(?:-?\d+|[A-Za-z])\.\.(?:-?\d+|[A-Za-z])(?:\.\.-?\d+)?$/.test(body))
+        return { start, end: i, alternatives: ["*"] };
     }
   }
   return undefined;

@@ -80,7 +80,10 @@ export function fileReadConcern(
   // A word the shell expands to names: judged by the patterns, then by the files it matches now.
   const globs: PendingGlob[] = [];
   const directories: string[] = [];
+  let patterns = 0;
   const pattern = (given: string, whole: boolean): FileReadConcern => {
+    if (++patterns > MAX_GLOBS)
+      return unknown(`it names files by more than ${MAX_GLOBS} patterns, too many to check`);
     const forms = patternForms(given, root);
     if (!forms) return unknown(`${JSON.stringify(given)} expands to too many names to check`);
     for (const literal of forms.literals) {
@@ -205,6 +208,9 @@ async function throughLinks(
   return ask;
 }
 
+/** At most this many patterns of one command are read (then expanded against the files). */
+const MAX_GLOBS = 64;
+
 /** The files the globs match now: links to covered files, covered files under directories read whole. */
 async function globsOnDisk(
   globs: PendingGlob[],
@@ -213,7 +219,7 @@ async function globsOnDisk(
   unknown: (what: string) => FileReadConcern,
 ): Promise<FileReadConcern> {
   let ask: FileReadConcern;
-  for (const { glob, whole, given } of globs) {
+  for (const { glob, whole, given } of globs.slice(0, MAX_GLOBS)) {
     const found = await globCovered(root, glob, whole, rules);
     if (found === "too many") {
       const concern = unknown(`${JSON.stringify(given)} matches too many files to check`);

@@ -39,6 +39,12 @@ export interface EditRules {
   globAsked(glob: string): boolean;
 }
 
+/** At most this many patterns of one command are expanded against the files. */
+const MAX_GLOBS = 64;
+
+/** At most this many written files are followed through symbolic links. */
+const MAX_RESOLVED = 256;
+
 /** Targets that are no file of the workspace: writing to them changes nothing. */
 const HARMLESS = new Set(["/dev/null", "/dev/stdout", "/dev/stderr"]);
 
@@ -60,9 +66,12 @@ export function writeConcern(
     if (rules.anyDeny) concern.deny ??= `${reason}, and Edit deny rules forbid some files`;
     else if (redirect) concern.unconfined ??= reason;
   };
+  let patterns = 0;
   const named = (text: string, pattern: boolean, redirect: boolean) => {
     if (!pattern) return void targets.push({ text, redirect });
     const shown = JSON.stringify(text);
+    if (++patterns > MAX_GLOBS)
+      return atRunTime(`it writes to files named by more than ${MAX_GLOBS} patterns`, redirect);
     const forms = patternForms(text, workspace.root);
     if (!forms)
       return atRunTime(`it writes to ${shown}, which expands to too many names`, redirect);
@@ -115,7 +124,7 @@ async function judgeTargets(
   atRunTime: (reason: string, redirect: boolean) => void,
 ): Promise<WriteConcern> {
   // The files a pattern matches now (a link into a protected directory, say): judged as named.
-  for (const { text, redirect } of globs) {
+  for (const { text, redirect } of globs.slice(0, MAX_GLOBS)) {
     const found = await expandOnDisk(workspace.root, text);
     if (found === "too many")
       atRunTime(
@@ -124,13 +133,23 @@ async function judgeTargets(
       );
     else for (const path of found.paths) targets.push({ text: path, redirect: false });
   }
-  for (const { text, redirect } of targets) {
+  const unique = new Map<string, Target>();
+  for (const target of targets)
+    if (!unique.get(target.text)?.redirect) unique.set(target.text, target);
+  let resolved = 0;
+  for (const { text, redirect } of unique.values()) {
     const shown = JSON.stringify(text);
     const lexical = lexicalRelative(workspace.root, text);
     // As written from the root, and from below it (the shell's directory may be a subdirectory).
     const forms = new Set(pathForms(workspace.root, text));
     let canonical: string | undefined;
-    if (lexical !== undefined) {
+    // Where links lead is looked up for so many files; past that, a deny rule means deny.
+    if (lexical !== undefined && ++resolved > MAX_RESOLVED)
+      atRunTime(
+        `it writes to more than ${MAX_RESOLVED} files, too many to follow links for`,
+        redirect,
+      );
+    else if (lexical !== undefined) {
       try {
         canonical = (await workspace.resolve(text)).relative;
         forms.add(canonical);
