@@ -1,3 +1,4 @@
+import path from "node:path";
 import { globMeetsPattern } from "./glob-meet.ts";
 import { pathMatcher } from "./paths.ts";
 
@@ -35,8 +36,16 @@ export const PROTECTED_NAMES: readonly string[] = PROTECTED;
 /** Code points HFS+ ignores in file names (the list git's `is_hfs_dotgit` skips). */
 const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
 
-export function isProtectedPath(relative: string): boolean {
+/** Whether the workspace-relative path (any spelling: `./.git`, `a/../.git/`) is protected. */
+export function isProtectedPath(given: string): boolean {
   matchers ??= PROTECTED.map((name) => pathMatcher(name, "deny"));
+  // The matcher takes plain relative paths only (it throws on `./x`); outside paths are no entry.
+  const relative = path.posix
+    .normalize(given.split(path.sep).join("/"))
+    .replace(/^\/+/, "")
+    .replace(/\/+$/, "");
+  if (relative === "" || relative === "." || relative === ".." || relative.startsWith("../"))
+    return false;
   const visible = relative.replace(HFS_IGNORED, "");
   return matchers.some((match) => match(relative) || (visible !== relative && match(visible)));
 }

@@ -184,6 +184,17 @@ describe("a narrower allow: the rule grants the program, not the shell's redirec
     expect(exists(out, "redirect") || exists(ws, "made.txt")).toBe(false);
   });
 
+  it("a cd into a protected directory asks, in any spelling", async () => {
+    const { ws, commands } = await setup([
+      "cd ./.git",
+      "cd .git/",
+      "cd sub/../.git/hooks",
+      "cd .GIT",
+    ]);
+    const run = await runBash(ws, { allow: ["Bash(cd:*)"] }, commands);
+    expect(failing(commands, (id) => run.asked.includes(id))).toEqual([]);
+  });
+
   it("the allowed writers' own destinations run; protected and denied ones do not", async () => {
     const { ws, out, commands } = await setup([
       "cp x $OUT/copy",
