@@ -4,7 +4,10 @@
  * denied, and one an ask rule covers asks. A recursive reader (`grep -r`, `rg`, `tar c`,
  * `cp -r`) is checked against every file under its directories. Where the gate cannot know what
  * is read (an expansion as a reader's argument or a redirection target, file names from
- * `xargs`, a program named only at run time), a deny rule means deny. Arbitrary interpreters
+ * `xargs`, a program named only at run time), a deny rule means deny. An argument the shell
+ * expands to names (a glob, a brace, `~`) is judged by its pattern against the rules' patterns,
+ * since the files there when the command runs may not be the files there now (read-globs.ts):
+ * a pattern that could name a denied file is denied, never asked about. Arbitrary interpreters
  * (`python -c`) are stopped only by the sandbox, which masks the denied files.
  */
 import { realpath } from "node:fs/promises";
