@@ -134,7 +134,8 @@ export function createPermissionGate(options: {
     globDenied: globMeets(readDeny),
     globAsked: globMeets(readAsk),
   };
-  // Bash redirections write files: Edit(...) rules and rules naming Write or Edit govern them.
+  // Files Bash writes (redirections, recognised writers): Edit(...) rules and rules naming
+  // Write or Edit govern them.
   const writes = (rule: CompiledRule) =>
     FAMILY_RULE[rule.rule.name] === "edit" || rule.names("Write") || rule.names("Edit");
   const writeDeny = deny.filter((rule) => rule.path && writes(rule));

@@ -109,6 +109,9 @@ describe("decided from the patterns, whatever files exist now", () => {
       "rg X {deep,src}",
       "tar c d* | cat",
       "find d* -exec cat {} \\;",
+      // The workspace itself, named by an absolute pattern.
+      `grep -r X ${ws.slice(0, -2)}*`,
+      `tar c ${path.dirname(ws)}/${path.basename(ws).slice(0, 3)}?${path.basename(ws).slice(4)} | cat`,
     ];
     const run = await runBash(ws, { allow: ["Bash"], deny: ["Read(.env)"] }, commands, true);
     expect(failing(commands, (id) => run.reason(id) === "denied")).toEqual([]);

@@ -20,7 +20,7 @@ import { walkCovered } from "./walk.ts";
 
 /** More alternatives than this from braces is too many to read: treated as unknown. */
 const MAX_ALTERNATIVES = 64;
-/** Directory entries read while expanding the globs of one command, at most. */
+/** Directory entries read while expanding one glob, at most. */
 const MAX_ENTRIES = 50_000;
 
 export interface PatternForms {

@@ -96,6 +96,11 @@ export function fileReadConcern(
         return literal === given ? concern : { deny: `${given} (which names ${literal})` };
     }
     for (const glob of forms.globs) {
+      // The pattern names the workspace root itself: read whole, it is everything.
+      if (glob === "") {
+        if (whole) directories.push(".");
+        continue;
+      }
       if (rules.globDenied(glob))
         return { deny: `${given} (a pattern that can name a file the rule covers)` };
       if (rules.globAsked(glob))
