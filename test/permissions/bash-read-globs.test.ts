@@ -181,3 +181,23 @@ describe("long and many patterns are decided, and never run unchecked", () => {
     for (const id of ["c4", "c5", "c7"]) expect(run.reason(id)).toBe("denied");
   }, 120_000);
 });
+
+describe("a recursive reader over a directory above the workspace reads all of it", () => {
+  it("is denied under Read(.env), named plainly or by a pattern", async () => {
+    const outer = await workspace();
+    const ws = path.join(outer, "inner");
+    await mkdir(ws);
+    await writeFile(path.join(ws, ".env"), `API_KEY=${SECRET}\n`);
+    await writeFile(path.join(ws, "x"), "x\n");
+    const commands = [
+      `grep -r API_KEY ${outer}`,
+      `grep -r API_KEY ${outer.slice(0, -1)}?`,
+      `tar c ${outer} 2>/dev/null | cat`,
+      `tar c ${path.dirname(outer)}/${path.basename(outer).slice(0, -2)}[a-zA-Z0-9]? 2>/dev/null | cat`,
+      "grep -r API_KEY ..",
+    ];
+    const run = await runBash(ws, { allow: ["Bash"], deny: ["Read(.env)"] }, commands, true);
+    expect(failing(commands, (id) => run.reason(id) === "denied")).toEqual([]);
+    expect(run.all).not.toContain(SECRET);
+  });
+});

@@ -26,7 +26,7 @@ const MAX_ENTRIES = 50_000;
 export interface PatternForms {
   /** Paths the word names as written (after braces and `~`): judged as plain paths. */
   literals: string[];
-  /** Workspace-relative globs (`/`-separated; "" is the root itself). */
+  /** Workspace-relative globs (`/`-separated; "" is the root itself, or a directory above it). */
   globs: string[];
 }
 
@@ -141,7 +141,10 @@ function underRoot(parts: string[], root: string): string[] {
   const climb = segments.findLastIndex(mayClimb);
   if (climb >= 0) return [["**", ...parts.slice(climb + 1)].join("/")];
   let at = closure(new Set([0]), segments);
+  // Matched whole before the root's names ran out: it names a directory above the root ("").
+  let above = false;
   for (const name of root.split(nodePath.sep).filter(Boolean)) {
+    if (at.has(segments.length)) above = true;
     const next = new Set<number>();
     for (const i of at) {
       const segment = segments[i];
@@ -150,7 +153,8 @@ function underRoot(parts: string[], root: string): string[] {
     }
     at = closure(next, segments);
   }
-  return [...at].map((i) => parts.slice(i).join("/"));
+  const forms = [...at].map((i) => parts.slice(i).join("/"));
+  return above ? [...forms, ""] : forms;
 }
 
 /** Positions reachable by letting `**` match no segment. */

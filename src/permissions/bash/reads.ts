@@ -12,6 +12,7 @@
  */
 import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
+import { isWithin } from "../../builtin/workspace.ts";
 import { lexicalRelative } from "../paths.ts";
 import { denyView } from "./deny.ts";
 import { globCovered, patternForms } from "./read-globs.ts";
@@ -96,7 +97,7 @@ export function fileReadConcern(
         return literal === given ? concern : { deny: `${given} (which names ${literal})` };
     }
     for (const glob of forms.globs) {
-      // The pattern names the workspace root itself: read whole, it is everything.
+      // The pattern names the workspace root or a directory above it: read whole, it is everything.
       if (glob === "") {
         if (whole) directories.push(".");
         continue;
@@ -266,7 +267,9 @@ async function walkDirectories(
   let ask: FileReadConcern;
   for (const directory of new Set(directories)) {
     const forms = pathForms(root, directory);
-    for (const relative of forms.length > 0 ? forms : []) {
+    // A directory above the root (`grep -r KEY /`) holds the whole workspace.
+    if (isWithin(nodePath.resolve(root, directory), root)) forms.push("");
+    for (const relative of new Set(forms)) {
       const found = await walkCovered(root, relative, rules);
       if (found === "too many") {
         const concern = unknown(
