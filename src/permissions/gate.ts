@@ -1,4 +1,3 @@
-import path from "node:path";
 import { type BuiltinPermission, builtinInfo } from "../builtin/define.ts";
 import type { Workspace } from "../builtin/environment.ts";
 import { ConfigurationError } from "../errors.ts";
@@ -14,8 +13,10 @@ import {
   bashVerdict,
   type FileReadConcern,
 } from "./bash/index.ts";
+import { globMeetsPattern } from "./glob-meet.ts";
 import { lexicalRelative, pathMatcher, workspacePattern } from "./paths.ts";
 import { isProtectedPath } from "./protected.ts";
+import { rerooted, rerootedPaths, toRoot } from "./reroot.ts";
 import { assertRuleNamesTool } from "./rule-names.ts";
 import {
   type PermissionRule,
@@ -123,13 +124,18 @@ export function createPermissionGate(options: {
   );
   const hiddenFrom = (relative: string, tool: string) =>
     searchRules.some((rule) => rule.names(tool) && rule.path!(relative));
+  const globMeets = (list: CompiledRule[]) => (glob: string) =>
+    list.some((rule) => globMeetsPattern(glob, rule.pathPattern!));
   const readRulesFor = {
     denied: readDenied,
     asked: readAsked,
     any: readDeny.length + readAsk.length > 0,
     anyDeny: readDeny.length > 0,
+    globDenied: globMeets(readDeny),
+    globAsked: globMeets(readAsk),
   };
-  // Bash redirections write files: Edit(...) rules and rules naming Write or Edit govern them.
+  // Files Bash writes (redirections, recognised writers): Edit(...) rules and rules naming
+  // Write or Edit govern them.
   const writes = (rule: CompiledRule) =>
     FAMILY_RULE[rule.rule.name] === "edit" || rule.names("Write") || rule.names("Edit");
   const writeDeny = deny.filter((rule) => rule.path && writes(rule));
@@ -141,6 +147,8 @@ export function createPermissionGate(options: {
     allowed: (relative: string) =>
       writeAllow.some((rule) => rule.matches === undefined || rule.path?.(relative) === true),
     anyDeny: writeDeny.length > 0,
+    globDenied: globMeets(writeDeny),
+    globAsked: globMeets(writeAsk),
   };
   const bare = deny.filter((rule) => rule.matches === undefined);
 
@@ -167,7 +175,7 @@ export function createPermissionGate(options: {
       return bash instanceof Promise ? bash.then((b) => ({ ...call, bash: b })) : { ...call, bash };
     }
     if (permission && from && permission.kind !== "none")
-      return rerootedView(viewOf(permission, input, from), from.root, workspace.root);
+      return rerootedPaths(viewOf(permission, input, from), from.root, workspace.root);
     if (permission) return viewOf(permission, input, workspace);
     // A custom tool's ruleContent runs only when a pattern rule names the tool.
     if (!tool.ruleContent || !patterned.some((rule) => rule.appliesTo(tool)))
@@ -224,6 +232,7 @@ export function createPermissionGate(options: {
     if (call.family === "bash") {
       const concern = readConcern(call);
       if (concern && "ask" in concern) return { behavior: "ask", reason: concern.ask };
+      // Ask rules and protected paths ask whatever allows Bash; bashAllowed weighs the other writes.
       const written = call.bash?.writes?.ask;
       if (written) return { behavior: "ask", reason: written };
       const allowed = bashAllowed(allow, tool, call);
@@ -403,33 +412,6 @@ async function pathView(
     }
   }
   return { family, paths };
-}
-
-/** Paths relative to `from` (a directory inside `root`), as paths relative to `root`. */
-function toRoot(from: string, root: string, relative: string | undefined): string | undefined {
-  return relative === undefined ? undefined : lexicalRelative(root, path.join(from, relative));
-}
-
-async function rerootedView(
-  view: CallView | Promise<CallView>,
-  from: string,
-  root: string,
-): Promise<CallView> {
-  const call = await view;
-  return { ...call, paths: call.paths.map((relative) => toRoot(from, root, relative)) };
-}
-
-/** Path rules of this root, asked about paths relative to `from`. */
-function rerooted<Rules extends object>(rules: Rules, from: string, root: string): Rules {
-  const wrapped: Record<string, unknown> = { ...(rules as Record<string, unknown>) };
-  for (const [key, value] of Object.entries(rules as Record<string, unknown>)) {
-    if (typeof value === "function")
-      wrapped[key] = (relative: string) => {
-        const inRoot = toRoot(from, root, relative);
-        return inRoot !== undefined && (value as (relative: string) => boolean)(inRoot);
-      };
-  }
-  return wrapped as Rules;
 }
 
 function warnAboutBroadRules(allow: CompiledRule[]): void {

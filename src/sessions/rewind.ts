@@ -5,6 +5,7 @@ import path from "node:path";
 import { isInside } from "../builtin/workspace.ts";
 import { writeFileInside } from "../builtin/workspace-write.ts";
 import { RewindError } from "../errors.ts";
+import { isProtectedPath } from "../permissions/protected.ts";
 import { requireSession } from "./session-view.ts";
 import type { SessionStore } from "./types.ts";
 
@@ -21,9 +22,14 @@ type Content = string | null;
 /**
  * For every path with a snapshot logged after the checkpoint's input, the first such snapshot is
  * its content at the checkpoint. Every path is checked before any is touched (inside the root, no
- * symlink at any component, a regular file or absent, one link only); then each is written
- * atomically, and a failure puts back the files already rewound. Files only Bash changed are not
- * tracked. The conversation is not changed.
+ * symlink at any component, a regular file or absent, one link only, not a protected path); then
+ * each is written atomically, and a failure puts back the files already rewound. Files only Bash
+ * changed are not tracked. The conversation is not changed.
+ *
+ * Protected paths (git hooks and config, `.mcp.json`, ...: see protected.ts) are refused, not
+ * asked about as Write and Edit ask: the app calls rewind outside any run, so there is no tool
+ * call to pause or to put to the approval handler, and the snapshots are the store's word alone
+ * (nothing seals them), which anyone able to write to the store could have changed.
  */
 export async function rewindFiles(options: {
   store: SessionStore;
@@ -46,16 +52,17 @@ export async function rewindFiles(options: {
 
   const current = new Map<string, Content>();
   const refused: string[] = [];
+  const guarded: string[] = [];
   for (const relative of targets.keys()) {
+    if (protectedTarget(relative)) {
+      guarded.push(relative);
+      continue;
+    }
     const now = await checkedContent(root, relative);
     if (now === refusedMark) refused.push(relative);
     else current.set(relative, now);
   }
-  if (refused.length > 0)
-    throw new RewindError(
-      `rewindFiles: ${refused.length} path(s) cannot be rewound safely (outside the workspace, behind a symbolic link, hard-linked, or not a regular file): ${refused.join(", ")}. No file was changed.`,
-      { paths: refused.sort() },
-    );
+  if (refused.length + guarded.length > 0) throw refusal(refused.sort(), guarded.sort());
 
   const changed = [...targets].filter(([relative, content]) => current.get(relative) !== content);
   const done: [string, Content][] = [];
@@ -87,6 +94,30 @@ export async function rewindFiles(options: {
 }
 
 const refusedMark = Symbol("refused");
+
+/** Whether the snapshot's path, normalised (with or without a trailing `/`), is protected. */
+function protectedTarget(relative: string): boolean {
+  const normal = path.normalize(relative);
+  // Paths outside the root are refused by checkedContent; the matcher takes relative paths only.
+  if (path.isAbsolute(normal) || !isInside(normal)) return false;
+  const plain = normal.split(path.sep).join("/").replace(/\/+$/, "");
+  return plain !== "" && plain !== "." && isProtectedPath(plain);
+}
+
+function refusal(refused: string[], guarded: string[]): RewindError {
+  const parts: string[] = [];
+  if (refused.length > 0)
+    parts.push(
+      `${refused.length} path(s) cannot be rewound safely (outside the workspace, behind a symbolic link, hard-linked, or not a regular file): ${refused.join(", ")}.`,
+    );
+  if (guarded.length > 0)
+    parts.push(
+      `${guarded.length} path(s) are protected (git hooks and config, shell start-up files, editor, MCP and agent settings): ${guarded.join(", ")}. Rewind never writes these, since a session store's snapshots could have been edited by anyone able to write to it; put them back yourself (from git, say).`,
+    );
+  return new RewindError(`rewindFiles: ${parts.join(" ")} No file was changed.`, {
+    paths: [...refused, ...guarded].sort(),
+  });
+}
 
 /** The file's text now, null when absent, or the refusal mark when rewinding it is unsafe. */
 async function checkedContent(

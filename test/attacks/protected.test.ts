@@ -75,7 +75,7 @@ describe.each(PRESETS)("C6: protected paths ask ($label)", ({ preset }) => {
       });
   });
 
-  it("spellings that reach the same entry ask too (./, a/../, absolute, trailing dot)", async () => {
+  it("spellings that reach the same entry ask too (./, a/../, absolute, trailing dot, HFS+)", async () => {
     for (const file of [
       "./.git/config",
       "src/../.git/config",
@@ -83,6 +83,9 @@ describe.each(PRESETS)("C6: protected paths ask ($label)", ({ preset }) => {
       ".git/./hooks/pre-commit",
       ".bashrc.",
       ".Skein/settings.json",
+      // HFS+ drops these invisible code points from names: the same entry there.
+      ".g\u200cit/config",
+      "\ufeff.bashrc",
     ]) {
       const run = await attack(arena, {
         preset,

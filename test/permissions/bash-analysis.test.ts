@@ -18,6 +18,7 @@ import {
   type SimpleCommand,
   unsafeToAllow,
 } from "../../src/permissions/bash/index.ts";
+import { globMeetsPattern } from "../../src/permissions/glob-meet.ts";
 
 function simple(command: string): SimpleCommand[] {
   const analysis = analyzeCommand(command);
@@ -177,6 +178,8 @@ describe("fileReadConcern: what Read rules say about a command", () => {
     asked: (rel: string) => !anyDeny && (rel === ".env" || rel.endsWith("/.env")),
     any: true,
     anyDeny,
+    globDenied: (glob: string) => anyDeny && globMeetsPattern(glob, ".env"),
+    globAsked: (glob: string) => !anyDeny && globMeetsPattern(glob, ".env"),
   });
   const concern = (command: string, anyDeny = true) =>
     fileReadConcern(analyzeCommand(command), "/nonexistent-root", rules(anyDeny));
@@ -197,16 +200,26 @@ describe("fileReadConcern: what Read rules say about a command", () => {
     expect(found && "deny" in found && found.deny).toContain(mention);
   });
 
-  it("asks instead when the rules only ask, and for globs", () => {
+  it("asks instead when the rules only ask; a glob that can name the file is denied or asked", async () => {
     expect(concern("cat $F", false)).toMatchObject({ ask: expect.stringContaining("run time") });
-    expect(concern("cat .en?")).toMatchObject({ ask: expect.stringContaining("pattern") });
+    expect(concern("cat .en?")).toMatchObject({ deny: expect.stringContaining("pattern") });
+    expect(await concern("cat .en?", false)).toMatchObject({
+      ask: expect.stringContaining("pattern"),
+    });
   });
 
   it("leaves other files, non-readers and commands without Read rules alone", async () => {
     expect(await concern("cat src/app.ts")).toBeUndefined();
     expect(concern("echo .env")).toBeUndefined();
     expect(concern("echo $F")).toBeUndefined();
-    const none = { denied: () => false, asked: () => false, any: false, anyDeny: false };
+    const none = {
+      denied: () => false,
+      asked: () => false,
+      any: false,
+      anyDeny: false,
+      globDenied: () => false,
+      globAsked: () => false,
+    };
     expect(fileReadConcern(analyzeCommand("cat .env"), "/x", none)).toBeUndefined();
   });
 });

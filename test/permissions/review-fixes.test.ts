@@ -140,18 +140,15 @@ describe("2. a Read ask rule hides files from LS, Glob and Grep", () => {
 describe("3. Bash file arguments honour Read rules", () => {
   const permissions = { deny: ["Read(.env)"], allow: ["Bash(cat:*)"] };
 
-  it("a glob that could name a denied file asks and does not run", async () => {
+  it("a glob that could name a denied file is denied (a deny is never an ask) and does not run", async () => {
     const ws = await workspace();
     const model = batchModel([
       { id: "b1", name: "Bash", input: { command: "cat .en?" } },
       { id: "b2", name: "Bash", input: { command: "cat .en*" } },
     ]);
     const result = await createAgent({ model, cwd: ws, permissions }).run("go");
-    expect(result.subtype).toBe("paused");
-    expect(result.pending?.map((call) => [call.id, call.reason])).toEqual([
-      ["b1", "approval"],
-      ["b2", "approval"],
-    ]);
+    expect(result.subtype).toBe("success");
+    for (const id of ["b1", "b2"]) expectErrorResult(result.messages, id, /denied/i);
     expect(JSON.stringify(result)).not.toContain(SECRET);
   });
 

@@ -4,13 +4,18 @@
  * denied, and one an ask rule covers asks. A recursive reader (`grep -r`, `rg`, `tar c`,
  * `cp -r`) is checked against every file under its directories. Where the gate cannot know what
  * is read (an expansion as a reader's argument or a redirection target, file names from
- * `xargs`, a program named only at run time), a deny rule means deny. Arbitrary interpreters
+ * `xargs`, a program named only at run time), a deny rule means deny. An argument the shell
+ * expands to names (a glob, a brace, `~`) is judged by its pattern against the rules' patterns,
+ * since the files there when the command runs may not be the files there now (read-globs.ts):
+ * a pattern that could name a denied file is denied, never asked about. Arbitrary interpreters
  * (`python -c`) are stopped only by the sandbox, which masks the denied files.
  */
 import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
+import { isWithin } from "../../builtin/workspace.ts";
 import { lexicalRelative } from "../paths.ts";
 import { denyView } from "./deny.ts";
+import { globCovered, patternForms } from "./read-globs.ts";
 import { recursiveOperands } from "./recursive.ts";
 import { basename, type CommandAnalysis, HOLE, holesOf, isOption, list } from "./types.ts";
 import { walkCovered } from "./walk.ts";
@@ -29,9 +34,6 @@ const FILE_READERS = new Set(
   ),
 );
 
-/** Characters with which an argument names files by pattern: it could name a covered file. */
-const GLOB = /[*?[\]{}]/;
-
 export type FileReadConcern = { deny: string } | { ask: string } | undefined;
 
 export interface ReadRules {
@@ -41,6 +43,17 @@ export interface ReadRules {
   any: boolean;
   /** Some Read rule denies. */
   anyDeny: boolean;
+  /** Whether a deny rule's pattern could cover a path this workspace-relative shell glob names. */
+  globDenied(glob: string): boolean;
+  /** Whether an ask rule's pattern could. */
+  globAsked(glob: string): boolean;
+}
+
+interface PendingGlob {
+  glob: string;
+  /** Read by a reader that reads directories whole. */
+  whole: boolean;
+  given: string;
 }
 
 /**
@@ -68,15 +81,46 @@ export function fileReadConcern(
     }
     return undefined;
   };
+  // A word the shell expands to names: judged by the patterns, then by the files it matches now.
+  const globs: PendingGlob[] = [];
+  const directories: string[] = [];
+  let patterns = 0;
+  const pattern = (given: string, whole: boolean): FileReadConcern => {
+    if (++patterns > MAX_GLOBS)
+      return unknown(`it names files by more than ${MAX_GLOBS} patterns, too many to check`);
+    const forms = patternForms(given, root);
+    if (!forms) return unknown(`${JSON.stringify(given)} expands to too many names to check`);
+    for (const literal of forms.literals) {
+      if (whole) directories.push(literal);
+      const concern = path(literal);
+      if (concern && "deny" in concern)
+        return literal === given ? concern : { deny: `${given} (which names ${literal})` };
+    }
+    for (const glob of forms.globs) {
+      // The pattern names the workspace root or a directory above it: read whole, it is everything.
+      if (glob === "") {
+        if (whole) directories.push(".");
+        continue;
+      }
+      if (rules.globDenied(glob))
+        return { deny: `${given} (a pattern that can name a file the rule covers)` };
+      if (rules.globAsked(glob))
+        ask ??= {
+          ask: `it reads ${JSON.stringify(given)}, a pattern that can name a file a Read rule asks about`,
+        };
+      globs.push({ glob, whole, given });
+    }
+    return undefined;
+  };
   const view = denyView(analysis);
   if (view.opaque) {
     const concern = unknown(`a program it runs is named only at run time (${view.opaque})`);
     if (concern && "deny" in concern) return concern;
     ask ??= concern;
   }
-  const directories: string[] = [];
   const commands = analysis.kind === "simple" ? analysis.commands : analysis.candidates;
-  for (const command of commands) {
+  // The forms too: redirections inside code given to `bash -c`, `eval`, `find -exec sh -c`.
+  for (const command of new Set([...commands, ...view.forms])) {
     for (const redirect of command.redirects ?? []) {
       if (redirect.kind !== "read" && redirect.kind !== "readwrite") continue;
       const concern = redirect.dynamic
@@ -89,18 +133,34 @@ export function fileReadConcern(
   for (const form of view.forms) {
     const program = basename(form.argv[0] ?? "");
     if (!FILE_READERS.has(program) && program !== "find") continue;
+    const holes = holesOf(form);
+    // The operands read whole, pattern words included (their holes masked).
+    const wide = new Set(recursiveOperands({ ...form, holes: form.argv }));
+    if (program === "find") {
+      for (const start of wide) {
+        const at = form.argv.indexOf(start, 1);
+        if (at < 0 || !holes[at]!.includes(HOLE)) directories.push(start);
+        else {
+          const concern = /[$`]/.test(start)
+            ? unknown(`find reads under ${JSON.stringify(start)}, named only at run time`)
+            : pattern(start, true);
+          if (concern && "deny" in concern) return concern;
+          ask ??= concern;
+        }
+      }
+      continue;
+    }
     directories.push(...recursiveOperands(form));
-    if (program === "find") continue;
     if (form.via === "xargs") {
       const concern = unknown(`xargs gives ${program} the names of the files it reads`);
       if (concern && "deny" in concern) return concern;
       ask ??= concern;
       continue;
     }
-    const holes = holesOf(form);
     for (let at = 1; at < form.argv.length; at++) {
       const arg = form.argv[at]!;
-      if (holes[at]!.includes(HOLE)) {
+      const expands = holes[at]!.includes(HOLE);
+      if (expands) {
         if (form.via === "find" && holes[at] === HOLE && arg.includes("{}")) continue;
         if (/[$`]/.test(arg)) {
           const concern = unknown(
@@ -112,23 +172,23 @@ export function fileReadConcern(
         }
       }
       for (const candidate of argumentPaths(arg)) {
-        if (GLOB.test(candidate)) {
-          ask ??= {
-            ask: `${JSON.stringify(candidate)} names files by pattern, and Read rules restrict some files`,
-          };
-          continue;
-        }
-        const concern = path(candidate);
+        const concern =
+          expands || candidate.startsWith("~")
+            ? pattern(candidate, candidate === arg && wide.has(arg))
+            : path(candidate);
         if (concern && "deny" in concern) return concern;
+        ask ??= concern;
       }
     }
   }
-  if (directories.length === 0 && named.length === 0) return ask;
+  if (directories.length === 0 && named.length === 0 && globs.length === 0) return ask;
   return (async () => {
     const linked = await throughLinks(named, root, rules);
     if (linked && "deny" in linked) return linked;
+    const globbed = await globsOnDisk(globs, root, rules, unknown);
+    if (globbed && "deny" in globbed) return globbed;
     const walked = await walkDirectories(directories, root, rules, unknown);
-    return walked && "deny" in walked ? walked : (ask ?? linked ?? walked);
+    return walked && "deny" in walked ? walked : (ask ?? linked ?? globbed ?? walked);
   })();
 }
 
@@ -157,6 +217,34 @@ async function throughLinks(
   return ask;
 }
 
+/** At most this many patterns of one command are read (then expanded against the files). */
+const MAX_GLOBS = 64;
+
+/** The files the globs match now: links to covered files, covered files under directories read whole. */
+async function globsOnDisk(
+  globs: PendingGlob[],
+  root: string,
+  rules: ReadRules,
+  unknown: (what: string) => FileReadConcern,
+): Promise<FileReadConcern> {
+  let ask: FileReadConcern;
+  for (const { glob, whole, given } of globs.slice(0, MAX_GLOBS)) {
+    const found = await globCovered(root, glob, whole, rules);
+    if (found === "too many") {
+      const concern = unknown(`${JSON.stringify(given)} matches too many files to check`);
+      if (concern && "deny" in concern) return concern;
+      ask ??= concern;
+    } else if (found?.kind === "deny") {
+      return { deny: `${found.path} (which ${given} names)` };
+    } else if (found?.kind === "ask") {
+      ask ??= {
+        ask: `it reads ${JSON.stringify(given)}, which names "${found.path}", a file a Read rule asks about`,
+      };
+    }
+  }
+  return ask;
+}
+
 /** The paths an argument may name: itself, the value after `=` or `@`, an attached short value. */
 function argumentPaths(arg: string): string[] {
   const candidates = new Set<string>();
@@ -179,7 +267,9 @@ async function walkDirectories(
   let ask: FileReadConcern;
   for (const directory of new Set(directories)) {
     const forms = pathForms(root, directory);
-    for (const relative of forms.length > 0 ? forms : []) {
+    // A directory above the root (`grep -r KEY /`) holds the whole workspace.
+    if (isWithin(nodePath.resolve(root, directory), root)) forms.push("");
+    for (const relative of new Set(forms)) {
       const found = await walkCovered(root, relative, rules);
       if (found === "too many") {
         const concern = unknown(

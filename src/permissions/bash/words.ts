@@ -39,7 +39,9 @@ export function wordInfo(word: Word): WordInfo {
       mask += "_";
     }
   }
-  const glob = /[*?]|\[[\s\S]*\]/.test(mask);
+  // A `[` with a `]` after it; by index, as `/\[[\s\S]*\]/` scans to the end from every `[`.
+  const open = mask.indexOf("[");
+  const glob = /[*?]/.test(mask) || (open >= 0 && mask.lastIndexOf("]") > open);
   const brace = /\{[^{}]*(?:,|\.\.)[^{}]*\}/.test(mask);
   const tilde = mask.startsWith("~");
   return { text, holes: glob || brace || tilde ? HOLE : holes, dynamic, glob, brace, tilde };
