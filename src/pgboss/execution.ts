@@ -82,8 +82,10 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
   const renewal = keepLease(context, data, owner, execution);
   let release = true;
   try {
-    await context.current.run(execution, () =>
-      runJob(context, ref, data, execution, controller.signal),
+    return (
+      (await context.current.run(execution, () =>
+        runJob(context, ref, data, execution, controller.signal),
+      )) ?? undefined
     );
   } catch (error) {
     // Fenced: the lease is not ours to release (or the worker stops and releases nothing early).
@@ -93,7 +95,6 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
     clearInterval(renewal);
     if (release) await store.release(data.sessionId, owner).catch(context.report);
   }
-  return undefined;
 }
 
 /** Renews the lease every third of its time, and looks for a cancel request at the same time. */
@@ -124,16 +125,24 @@ function keepLease(
   return timer;
 }
 
+/** Runs the job's run; resolves with the job's output when the job itself was refused. */
 async function runJob(
   context: WorkerContext,
   ref: JobRef,
   data: RunJobData,
   execution: Execution,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<{ error: string } | void> {
   const { board, store } = context;
   const { sessionId, runId } = data;
   const record = await board.getRun(runId);
+  if (record && record.sessionId !== sessionId) {
+    // A job naming another session's run (forged, or corrupted): whatever it would write (the
+    // run's record, an end in the log) would land on that run. It ends alone, nothing written.
+    const error = `Job ${ref.job.id} names run ${runId}, which belongs to another session than its own ("${sessionId}"); it was ended without running or writing anything.`;
+    context.report(new Error(error));
+    return { error };
+  }
   if (record && record.status !== "queued" && record.status !== "running") return; // done before
   let view = await readSession(store, sessionId, undefined);
   let checkpointId = record?.checkpointId;

@@ -127,6 +127,39 @@ describe("jobs that cannot run", () => {
     expect(worker.running).toBe(true);
   }, 90_000);
 
+  test("a job naming another session's run ends alone: that run's record and its real job are untouched", async () => {
+    const { scenario, model, base } = await setUp("forged");
+    // The victim: a run on the queue of an agent no worker serves yet.
+    const victim = await enqueue(scenario, "victim", "v1");
+    const before = await runRecord(scenario, victim.runId);
+    expect(before?.status).toBe("queued");
+    // The forged job, on a queue a worker serves: another session, the victim's run id.
+    await startWorker({ ...base({ decoy: { kind: "shop" } }), name: "W-decoy" });
+    const forged = await scenario.boss.send("skein.run.decoy", {
+      sessionId: "not-the-victims",
+      runId: victim.runId,
+    });
+    const ended = await until(async () => {
+      const job = await scenario.boss.getJobById("skein.run.decoy", forged!);
+      return job?.state === "completed" ? job : undefined;
+    }, "the forged job completed");
+    expect(JSON.stringify((ended as { output?: unknown }).output)).toContain(
+      "belongs to another session",
+    );
+    expect(await runRecord(scenario, victim.runId)).toEqual(before);
+    expect(await loadSession(scenario.store, "not-the-victims")).toBeUndefined();
+    expect(model.requests).toEqual([]);
+
+    // The victim's own job still runs its run.
+    await startWorker({ ...base({ victim: { kind: "shop" } }), name: "W-victim" });
+    const result = await waitForRun(scenario.store, victim.sessionId, {
+      runId: victim.runId,
+      signal: within(),
+    });
+    expect(result.subtype, JSON.stringify(result.error)).toBe("success");
+    expect(result.result).toBe("done v1");
+  }, 90_000);
+
   test('a job for an agent no worker serves ends with `unknown agent "x": no worker serves it`, completed, not retried', async () => {
     const { scenario, model, base } = await setUp("unserved");
     await startWorker({
@@ -554,3 +587,13 @@ describe("cancel, follow, pause and resume", () => {
     );
   }, 90_000);
 });
+
+/** A run's record as the board keeps it (its status, session, result), read with SQL. */
+async function runRecord(scenario: Scenario, runId: string) {
+  const pool = await scenarioPool(scenario);
+  const { rows } = await pool.query(
+    `SELECT * FROM "${scenario.storeSchema}".skein_runs WHERE run_id = $1`,
+    [runId],
+  );
+  return rows[0] as Record<string, unknown> | undefined;
+}
