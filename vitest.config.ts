@@ -6,8 +6,8 @@ const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta
 
 /**
  * The heavy cases, in their own project (`npm run test:heavy`; `.ci/run` runs both): workspaces of
- * 100,000 files and files of a terabyte, kill -9 and racing processes, throwaway Postgres servers.
- * `npm test` runs the rest.
+ * 100,000 files and files of a terabyte, kill -9 and racing processes, throwaway Postgres servers,
+ * and the files that spend most of their time starting processes. `npm test` runs the rest.
  */
 const HEAVY = [
   "test/attacks/scale.test.ts",
@@ -21,6 +21,19 @@ const HEAVY = [
   "test/pgboss/**/*.test.ts",
   "test/examples-many-machines.test.ts",
   "test/cli/queue.test.ts",
+  // Slow for what they start (node and bwrap processes, a packed package, MCP servers, a pty):
+  // their cases stay in CI, out of the quick loop.
+  "test/package/packed.test.ts",
+  "test/package/strict-tsconfig.test.ts",
+  "test/attacks/freeze.test.ts",
+  "test/attacks/symlinks.test.ts",
+  "test/permissions/bash-oracle.test.ts",
+  "test/mcp/lifetime.test.ts",
+  "test/mcp/faults.test.ts",
+  "test/cli/mcp.test.ts",
+  "test/cli/resume-paused.test.ts",
+  "test/cli/terminal.test.ts",
+  "test/builtin/tree-kill.test.ts",
 ];
 
 export default defineConfig({
@@ -40,8 +53,11 @@ export default defineConfig({
     // The JSON report is what .ci/run counts (the heavy run names its own file on the command
     // line); the default reporter is for people.
     reporters: ["default", "json"],
+    globalSetup: ["test/support/global-setup.ts"],
     outputFile: { json: ".vitest-report.json" },
-    testTimeout: 20_000,
+    // A test waits on processes, sockets and timers: on a loaded machine that takes time, so
+    // every test may take a minute; tests bound what they wait for by events, not by time.
+    testTimeout: 60_000,
     // Agents with a durable session store need a shared seal key (SKEIN_APPROVAL_SECRET or the
     // approvalSecret option), as a deployment sets it; tests of its absence unset it themselves.
     env: { SKEIN_APPROVAL_SECRET: "skein-test-suite-approval-secret" },

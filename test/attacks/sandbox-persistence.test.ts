@@ -55,7 +55,7 @@ describe("missing top-level protected names", () => {
             run_in_background: true,
           },
         ]),
-        turn(["wait", "Bash", { command: waitForFile("tried"), timeout: 30_000 }]),
+        turn(["wait", "Bash", { command: waitForFile("tried"), timeout: 60_000 }]),
       ],
     });
     expectOk(run, "bg");
@@ -85,7 +85,7 @@ describe("missing top-level protected names", () => {
     expectOk(run, "ok", /\.git/);
     for (const file of [".git", ".husky", ".vscode", ".bashrc", ".mcp.json"])
       expect(exists(at(file)), `${file} after the run`).toBe(false);
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("protected entries below the top", () => {
@@ -130,7 +130,7 @@ describe("protected entries below the top", () => {
     }
     expect(fs.readFileSync(at("src/fine.txt"), "utf8")).toBe("fine\n");
     expect(exists(at("vendor/lib"))).toBe(true);
-  }, 30_000);
+  }, 60_000);
 
   it("an existing nested .git moved along with its directory is kept", async () => {
     arena.put("lib/.git/HEAD", "ref: refs/heads/main\n");
@@ -141,7 +141,7 @@ describe("protected entries below the top", () => {
     });
     expectOk(run, "mv", /\.git/);
     expect(fs.readFileSync(at("lib2/.git/HEAD"), "utf8")).toBe("ref: refs/heads/main\n");
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("background commands end with the run, or with agent.close()", () => {
@@ -159,7 +159,7 @@ describe("background commands end with the run, or with agent.close()", () => {
             run_in_background: true,
           },
         ]),
-        turn(["wait", "Bash", { command: waitForFile("made"), timeout: 30_000 }]),
+        turn(["wait", "Bash", { command: waitForFile("made"), timeout: 60_000 }]),
       ],
     });
     // The waiting command's own sweep may already remove what the background one made (any
@@ -195,7 +195,7 @@ describe("background commands end with the run, or with agent.close()", () => {
     } finally {
       for (const pid of pidsWithCmdline(needle)) process.kill(pid, "SIGKILL");
     }
-  }, 30_000);
+  }, 60_000);
 });
 
 describe("the host killed mid-command", () => {

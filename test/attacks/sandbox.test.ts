@@ -67,20 +67,20 @@ describe("sandbox", () => {
         preset: "hardened",
         approval: approveAll,
         turns: [
-          turn(["curl", "Bash", { command: curl(), timeout: 10_000 }]),
-          turn(["node", "Bash", { command: fetchWithNode(), timeout: 10_000 }]),
+          turn(["curl", "Bash", { command: curl(), timeout: 60_000 }]),
+          turn(["node", "Bash", { command: fetchWithNode(), timeout: 60_000 }]),
           turn([
             "tcp",
             "Bash",
-            { command: `bash -c 'echo hi > /dev/tcp/127.0.0.1/${port}'`, timeout: 10_000 },
+            { command: `bash -c 'echo hi > /dev/tcp/127.0.0.1/${port}'`, timeout: 60_000 },
           ]),
           turn([
             "tcp6",
             "Bash",
-            { command: `bash -c 'echo hi > /dev/tcp/::1/${port}'`, timeout: 10_000 },
+            { command: `bash -c 'echo hi > /dev/tcp/::1/${port}'`, timeout: 60_000 },
           ]),
-          turn(["dns", "Bash", { command: "getent hosts example.com", timeout: 10_000 }]),
-          turn(["ifaces", "Bash", { command: "cat /proc/net/dev", timeout: 10_000 }]),
+          turn(["dns", "Bash", { command: "getent hosts example.com", timeout: 60_000 }]),
+          turn(["ifaces", "Bash", { command: "cat /proc/net/dev", timeout: 60_000 }]),
         ],
       });
       for (const id of ["curl", "node", "tcp", "tcp6", "dns"]) expectError(run, id, /Exit code/);
@@ -89,18 +89,18 @@ describe("sandbox", () => {
       // Only the loopback interface exists in the sandbox's network namespace.
       expectOk(run, "ifaces", /lo:/);
       expect(run.text("ifaces")).not.toMatch(/^\s*(eth|en|wl)\w*:/m);
-    }, 30_000);
+    }, 60_000);
 
     it("control: without the preset the same curl reaches the server", async () => {
       requests = 0;
       const run = await attack(arena, {
         approval: approveAll,
-        turns: [turn(["curl", "Bash", { command: curl(), timeout: 10_000 }])],
+        turns: [turn(["curl", "Bash", { command: curl(), timeout: 60_000 }])],
       });
       expectOk(run, "curl");
       expect(run.text("curl")).toContain(body);
       expect(requests).toBeGreaterThan(0);
-    }, 20_000);
+    }, 60_000);
   });
 
   it("C14: an interpreter cannot read a Read-denied .env inside the sandbox (masked)", async () => {
@@ -142,7 +142,7 @@ describe("sandbox", () => {
     expectError(run, "shell", /denied/i);
     // The file itself is unchanged on the host.
     expect(fs.readFileSync(path.join(arena.work, ".env"), "utf8")).toContain(secret);
-  }, 20_000);
+  }, 60_000);
 
   it("the host outside the workspace: not visible, not writable; protected entries read-only", async () => {
     arena.put(".git/config", "[core]\n");
@@ -177,7 +177,7 @@ describe("sandbox", () => {
     expect(exists(path.join(arena.work, ".git/hooks/pre-commit"))).toBe(false);
     expect(exists("/etc/skein-planted")).toBe(false);
     expect(run.text("home")).toMatch(/HOME=\/tmp/);
-  }, 30_000);
+  }, 60_000);
 
   it("protected entries that do not exist yet cannot be created from the sandbox either", async () => {
     const run = await attack(arena, {
@@ -203,7 +203,7 @@ describe("sandbox", () => {
       "protected entries a sandboxed command created (DESIGN: .skein/**, .vscode/**, .mcp.json read-only)",
     ).toEqual([]);
     for (const id of ["skein", "vscode", "mcp"]) expectError(run, id);
-  }, 20_000);
+  }, 60_000);
 
   it("C12: another process's environment (/proc/PID/environ) is out of reach", async () => {
     const secret = token("HOST-PROCESS-SECRET");
@@ -233,5 +233,5 @@ describe("sandbox", () => {
     } finally {
       child.kill("SIGKILL");
     }
-  }, 20_000);
+  }, 60_000);
 });

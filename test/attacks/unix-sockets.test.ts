@@ -61,7 +61,7 @@ function clients(socket: string, prefix: string): Call[] {
   const quoted = JSON.stringify(socket);
   const calls: Call[] = [];
   const add = (name: string, command: string) =>
-    calls.push([`${prefix}-${name}`, "Bash", { command, timeout: 15_000 }]);
+    calls.push([`${prefix}-${name}`, "Bash", { command, timeout: 60_000 }]);
   if (findOnPath("python3"))
     add(
       "python",
@@ -141,7 +141,7 @@ describe("Unix sockets the host serves", () => {
     } finally {
       await abstract.close();
     }
-  }, 30_000);
+  }, 60_000);
 
   it("control: without the preset the same clients connect", async () => {
     const before = inWorkspace.connections + inVarTmp.connections;

@@ -67,15 +67,21 @@ export function startCli(
   options: {
     env?: Record<string, string | undefined>;
     stdin?: string;
+    /**
+     * Run src/cli/main.ts through tsx instead of dist/ (three times the start-up time). dist/ is
+     * built once per test run when older than the sources (test/support/global-setup.ts).
+     */
+    source?: boolean;
+    /** @deprecated dist/ is the default; kept for the tests that say so. */
     built?: boolean;
     /** The working directory (the agent's workspace); the repository root by default. */
     cwd?: string;
   } = {},
 ): CliProcess {
   // tsx by its resolved URL, so the command also starts from a directory outside the repository.
-  const entry = options.built
-    ? [BUILT_ENTRY]
-    : ["--import", import.meta.resolve("tsx"), SOURCE_ENTRY];
+  const entry = options.source
+    ? ["--import", import.meta.resolve("tsx"), SOURCE_ENTRY]
+    : [BUILT_ENTRY];
   const child = spawn(process.execPath, [...entry, ...args], {
     cwd: options.cwd ?? defaultWorkspace(),
     env: cleanEnv(options.env),

@@ -4,10 +4,9 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { join } from "node:path";
-import { cleanEnv, ROOT } from "./helpers.ts";
+import { BUILT_ENTRY, cleanEnv, ROOT } from "./helpers.ts";
 
 const PTY_RUN = join(ROOT, "test/cli/pty-run.py");
-const SOURCE_ENTRY = join(ROOT, "src/cli/main.ts");
 
 /** python3 runs the pseudo-terminal; say so plainly when it is missing, rather than skip. */
 export function requirePython(): void {
@@ -45,7 +44,8 @@ export function startOnTerminal(
     ...(options.stdin !== undefined ? ["--stdin", options.stdin] : []),
     ...(options.noControllingTerminal ? ["--no-ctty"] : []),
   ];
-  const command = [process.execPath, "--import", import.meta.resolve("tsx"), SOURCE_ENTRY, ...args];
+  // The built command (test/support/global-setup.ts builds it when the sources are newer).
+  const command = [process.execPath, BUILT_ENTRY, ...args];
   const child = spawn("python3", [PTY_RUN, ...flags, "--", ...command], {
     cwd: options.cwd,
     // A terminal a user would have: not CI (which never asks), no colors to strip.

@@ -110,7 +110,7 @@ describe("the recogniser agrees with bash parsers on what it accepts", () => {
         cwd: work,
         env: { PATH: `${bin}:/usr/bin:/bin`, DUMP: dump, HOME: dir },
         stdio: "ignore",
-        timeout: 20_000,
+        timeout: 60_000,
       });
       const runs: string[][][] = [[]];
       for (const record of readFileSync(dump, "utf8").split("\x1e\x1f").filter(Boolean)) {

@@ -56,7 +56,7 @@ export async function runBash(
       toolCalls: commands.map((command, i) => ({
         id: `c${i}`,
         name: "Bash",
-        input: { command, timeout: 20_000 },
+        input: { command, timeout: 60_000 },
       })),
     },
     { text: "done" },
