@@ -13,7 +13,7 @@ const PAGES = [...userPages(), "ARCHITECTURE.md"];
 const GENERATED = ["docs/api/"];
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens. */
-export function slug(heading: string): string {
+function slug(heading: string): string {
   return heading
     .trim()
     .toLowerCase()
@@ -22,7 +22,7 @@ export function slug(heading: string): string {
 }
 
 /** A page's anchors, in order; repeated headings get -1, -2, ... as on GitHub. */
-export function anchors(markdown: string): Set<string> {
+function anchors(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const result = new Set<string>();
   for (const line of withoutFences(markdown).split("\n")) {
@@ -47,14 +47,14 @@ function withoutCode(markdown: string): string {
 }
 
 /** Every link target in `markdown` that is not a URL with a scheme. */
-export function relativeLinks(markdown: string): string[] {
+function relativeLinks(markdown: string): string[] {
   return [...withoutCode(markdown).matchAll(/\]\(([^)\s]+)\)/g)]
     .map((match) => match[1]!)
     .filter((target) => !/^[a-z][a-z+.-]*:/i.test(target));
 }
 
 /** What is wrong with the links of `page` (relative to the root), as messages. */
-export function brokenLinks(page: string, markdown: string, read = readRepoFile): string[] {
+function brokenLinks(page: string, markdown: string, read = readRepoFile): string[] {
   const problems: string[] = [];
   for (const target of relativeLinks(markdown)) {
     const [file, anchor] = target.split("#") as [string, string | undefined];
