@@ -337,7 +337,7 @@ export interface QueryOptions<S extends OutputSchema | undefined = OutputSchema 
   steering?: Steering | undefined;
 }
 
-/** The one-shot streaming form (seed 002): `for await (const event of query({ prompt, model, tools }))`. */
+/** The one-shot streaming form: `for await (const event of query({ prompt, model, tools }))`. */
 export function query<S extends OutputSchema | undefined = undefined>(
   options: QueryOptions<S>,
 ): AgentRun<OutputOf<S>> {

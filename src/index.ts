@@ -1,3 +1,7 @@
+/**
+ * createAgent, tool and the rest of skein's core.
+ * @module skein
+ */
 export type { Agent, AgentDefinition, AgentRun, Prompt, QueryOptions } from "./agent.ts";
 export { createAgent, createBareAgent, defineAgent, query } from "./agent.ts";
 export type { AgentToolOptions, DelegateInput, DelegateToolOptions } from "./agents/agent-tool.ts";

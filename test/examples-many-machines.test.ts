@@ -1,6 +1,6 @@
 /**
  * examples/many-machines.ts: two worker processes over one throwaway Postgres, runs and handoffs;
- * and the README's example (examples/readme/many-machines.ts), against a mock Anthropic server.
+ * and the guide's example (examples/docs/many-machines.ts), against a mock Anthropic server.
  */
 import { mockServer } from "skein/testing";
 import { afterEach, describe, expect, it, vi } from "vitest";
@@ -26,7 +26,7 @@ describe("examples/many-machines.ts", () => {
   }, 120_000);
 });
 
-describe("examples/readme/many-machines.ts", () => {
+describe("examples/docs/many-machines.ts", () => {
   it("a worker in this process takes the enqueued run; its events are followed and its result awaited", async () => {
     const server = await mockServer({ script: [{ text: "Two files do." }] });
     try {
@@ -37,7 +37,7 @@ describe("examples/readme/many-machines.ts", () => {
       let lines: string[];
       let written: unknown[];
       try {
-        lines = await logged(() => import("../examples/readme/many-machines.ts"));
+        lines = await logged(() => import("../examples/docs/many-machines.ts"));
       } finally {
         written = write.mock.calls.map(([text]) => text);
         write.mockRestore();

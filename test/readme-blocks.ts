@@ -1,9 +1,9 @@
 /**
- * README.md read as the test sees it: its fenced code blocks, each with the file the HTML
- * comment just before it names, and a `fetch` that serves fixed provider hosts from a local
- * mock server, so README examples that name real hosts run offline.
+ * README.md and docs/*.md read as the tests see them: their fenced code blocks, each with the file
+ * the HTML comment just before it names; their links and headings; and a `fetch` that serves fixed
+ * provider hosts from a local mock server, so examples that name real hosts run offline.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -28,15 +28,23 @@ export interface CodeBlock {
 
 const INCLUDE = /^<!-- (examples\/[\w./-]+\.ts) -->$/;
 
-/** Every fenced block of `markdown`, in order. An unclosed fence throws. */
-export function codeBlocks(markdown: string): CodeBlock[] {
+/** The user-facing pages: README.md and every docs/*.md, as paths from the repository's root. */
+export function userPages(): string[] {
+  const docs = readdirSync(path.join(ROOT, "docs"))
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => `docs/${name}`);
+  return ["README.md", ...docs.toSorted()];
+}
+
+/** Every fenced block of `markdown` (the page `name`), in order. An unclosed fence throws. */
+export function codeBlocks(markdown: string, name = "README.md"): CodeBlock[] {
   const lines = markdown.split("\n");
   const blocks: CodeBlock[] = [];
   for (let i = 0; i < lines.length; i++) {
     const open = /^```(\S*)$/.exec(lines[i]!);
     if (!open) continue;
     const close = lines.indexOf("```", i + 1);
-    if (close === -1) throw new Error(`README.md:${i + 1}: a code block is never closed`);
+    if (close === -1) throw new Error(`${name}:${i + 1}: a code block is never closed`);
     const file = INCLUDE.exec(lines[i - 1] ?? "")?.[1];
     blocks.push({
       lang: open[1]!,
@@ -47,6 +55,51 @@ export function codeBlocks(markdown: string): CodeBlock[] {
     i = close;
   }
   return blocks;
+}
+
+/**
+ * The shell commands of a page's ```sh blocks that name something checkable: `npm run <script>`,
+ * `npm test` and `npm start` must be package scripts, and the flags and subcommands of `npx skein`
+ * must exist in the command's definition (`cliSource`: the sources' text). Returns what is wrong.
+ */
+export function commandProblems(
+  blocks: CodeBlock[],
+  scripts: Record<string, string>,
+  cliSource: string,
+): string[] {
+  const problems: string[] = [];
+  const commands = blocks
+    .filter((block) => block.lang === "sh")
+    .flatMap((block) => block.code.split("\n"))
+    .flatMap((line) => line.replace(/\s+#.*$/, "").split("&&"))
+    .map((command) => command.trim())
+    .filter(Boolean);
+  for (const command of commands) {
+    const script = /^npm (?:run (\S+)|(test|start)\b)/.exec(command);
+    const name = script?.[1] ?? script?.[2];
+    if (name && !(name in scripts)) problems.push(`${command}: no npm script "${name}"`);
+    if (!command.startsWith("npx skein")) continue;
+    const words = command.split("|")[0]!.replace(/"[^"]*"/g, "");
+    for (const [flag] of words.matchAll(/(?<= )--?[a-z][\w-]*/g))
+      if (!new RegExp(`"(-\\w, )?${flag}[ "]`).test(cliSource))
+        problems.push(`${command}: the command has no option ${flag}`);
+    const subcommand = /^npx skein (\w+)(?: |$)/.exec(words)?.[1];
+    if (
+      subcommand &&
+      /^[a-z]+$/.test(subcommand) &&
+      !cliSource.includes(`.command("${subcommand}")`)
+    )
+      problems.push(`${command}: the command has no subcommand ${subcommand}`);
+  }
+  return problems;
+}
+
+/** The text of every source file under `dir` (relative to the root), concatenated. */
+export function sourceText(dir: string): string {
+  return readdirSync(path.join(ROOT, dir), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".ts"))
+    .map((file) => readRepoFile(`${dir}/${file}`))
+    .join("\n");
 }
 
 /** Collects what `console.log` prints while `run` runs (an example module's import, say). */

@@ -1,5 +1,8 @@
-// skein/adapters: tools written for other SDKs, run by skein unchanged (design/mcp.md). Neither
-// SDK is a dependency: their tools are read by shape.
+/**
+ * Tools written for other SDKs (Vercel ai, OpenAI Agents JS), run by skein unchanged. Neither SDK
+ * is a dependency: their tools are read by shape.
+ * @module skein/adapters
+ */
 export type { AiSdkTool, AiSdkToolExecutionOptions } from "./ai-sdk.ts";
 export { fromAiSdkTools } from "./ai-sdk.ts";
 export type { OpenAIAgentsTool, OpenAIAgentsToolCallDetails } from "./openai-agents.ts";

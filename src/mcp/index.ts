@@ -1,6 +1,9 @@
-// skein/mcp: MCP servers' tools as skein tools (mcpServer), and skein tools served over MCP
-// (serveMcp). The only entry that imports the MCP SDK (its split v2 packages, optional peers),
-// and only when a server is first connected or served.
+/**
+ * MCP servers' tools as skein tools (mcpServer), and skein tools served over MCP (serveMcp). The
+ * only entry that imports the MCP SDK (its split v2 packages, optional peers), and only when a
+ * server is first connected or served.
+ * @module skein/mcp
+ */
 
 export { McpServerError } from "./errors.ts";
 export type {

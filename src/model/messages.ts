@@ -1,5 +1,5 @@
 /**
- * The transcript uses the Anthropic Messages shape (DESIGN decision 10). Providers translate
+ * The transcript uses the Anthropic Messages shape. Providers translate
  * to and from their wire format at the edge; the engine only ever sees these types.
  */
 

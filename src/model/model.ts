@@ -7,7 +7,7 @@ export interface ModelToolSpec {
   input_schema: Record<string, unknown>;
 }
 
-/** Sampling and tool-use settings (design/interactive.md, "Model settings"). */
+/** Sampling and tool-use settings. */
 export interface ModelSettings {
   temperature?: number;
   topP?: number;

@@ -1,5 +1,8 @@
-// skein/pgboss: runs and handoffs as jobs on pg-boss 10, over the Postgres session store
-// (design/scale.md). pg-boss and pg are optional peers.
+/**
+ * Runs and handoffs as jobs on pg-boss 10, over the Postgres session store. pg-boss and pg are
+ * optional peers.
+ * @module skein/pgboss
+ */
 
 export type { RunRecord, RunStatus } from "./board.ts";
 export { cancelRun, enqueueRun, resumeRun } from "./enqueue.ts";

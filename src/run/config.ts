@@ -78,7 +78,7 @@ export interface PermissionLayer {
   hiddenFromSearch?(relative: string, tool: string, base?: Workspace): boolean;
 }
 
-/** The narrowing a handoff carries: deny and ask rules, and tool names hidden (design/agents.md). */
+/** The narrowing a handoff carries: deny and ask rules, and tool names hidden. */
 export interface Restrictions {
   deny: string[];
   ask: string[];

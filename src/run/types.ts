@@ -26,7 +26,7 @@ export type ToolBatchDecision =
       suggestedNextStep?: string;
     };
 
-/** Sees every call of a model response before any handler runs (seeds 000/001). */
+/** Sees every call of a model response before any handler runs. */
 export interface ToolBatchPolicy {
   validate(batch: { toolCalls: ToolCall[] }): ToolBatchDecision | Promise<ToolBatchDecision>;
 }
@@ -74,7 +74,7 @@ export interface ToolResultHookContext extends ToolHookContext {
 
 /**
  * Hooks decide; events observe. Each hook is awaited, in call order, never concurrently
- * (DESIGN decision 5). A throwing `beforeToolCall`/`afterToolCall` becomes that call's error
+ * A throwing `beforeToolCall`/`afterToolCall` becomes that call's error
  * result; a throwing `onToolResult` leaves the result alone and emits `hook_error`.
  */
 export interface AgentHooks {
@@ -322,7 +322,7 @@ export type OutputSchema = StandardSchemaV1 | JsonSchema;
 /** The type `output` gives `structuredResult`. */
 export type OutputOf<S> = S extends StandardSchemaV1 ? StandardSchemaV1.InferOutput<S> : unknown;
 
-/** Context management (design/interactive.md): `false` turns it off. */
+/** Context management: `false` turns it off. */
 export interface ContextOptions {
   /** The model's context window in tokens; default by model id (`claude-*` 200,000, ...). */
   window?: number | undefined;
@@ -335,7 +335,7 @@ export interface ContextOptions {
 }
 
 export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema | undefined> {
-  /** A name for the agent (seed 003). */
+  /** A name for the agent. */
   id?: string | undefined;
   /**
    * A `Model` (a provider, or `scriptedModel`), or a model name with `apiKey`/`baseURL`: `claude-*`
@@ -399,7 +399,7 @@ export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema 
   /** An OpenTelemetry `Tracer`: runs, model calls and tool calls become spans (GenAI conventions). */
   tracer?: unknown | undefined;
   /**
-   * Where runs are logged (design/sessions.md): `run(prompt, { sessionId })` continues the stored
+   * Where runs are logged: `run(prompt, { sessionId })` continues the stored
    * conversation, and `agent.resume({ sessionId })` continues a paused or crashed run from the
    * store alone. `memoryStore()`, `sqliteStore()` from `skein/sqlite`, `postgresStore()` from
    * `skein/postgres`, or your own.

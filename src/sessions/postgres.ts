@@ -1,4 +1,4 @@
-// skein/postgres: postgresStore(), a session store in Postgres (pg), safe across processes.
+/** postgresStore(): a session store in Postgres (pg), safe across processes. @module skein/postgres */
 import { ConfigurationError, SessionConflictError, SessionStoreError } from "../errors.ts";
 import { assertKnownOptions, describeValue } from "../options.ts";
 import { loadPeer, type Peer } from "./peer.ts";

@@ -1,4 +1,4 @@
-// skein/sqlite: sqliteStore(), a session store in one SQLite file (better-sqlite3, WAL).
+/** sqliteStore(): a session store in one SQLite file (better-sqlite3, WAL). @module skein/sqlite */
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";

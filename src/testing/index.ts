@@ -1,3 +1,8 @@
+/**
+ * Run agents with no network and no key: scriptedModel, mockServer, and the session store
+ * conformance cases.
+ * @module skein/testing
+ */
 export type {
   MockErrorSpec,
   MockProtocol,

@@ -24,6 +24,18 @@ const WIRES: Record<MockProtocol, Wire> = { anthropic: anthropicWire, openai: op
  * A local HTTP server on 127.0.0.1 (a free port) that speaks the Anthropic Messages API at `url`
  * and the OpenAI Chat Completions API at `url + "/v1"`, streamed or not, plays a script and
  * injects the faults a turn asks for. See `MockTurn` for the script and its faults.
+ *
+ * @example
+ * ```ts
+ * import { anthropic, createBareAgent } from "skein";
+ * import { mockServer } from "skein/testing";
+ *
+ * // The first attempt gets a 429; the retry gets the answer.
+ * const server = await mockServer({ script: [{ status: 429, times: 1, text: "hi" }] });
+ * const agent = createBareAgent({ model: anthropic({ baseURL: server.url, apiKey: "test" }) });
+ * console.log((await agent.run("hello")).result); // hi
+ * await server.close();
+ * ```
  */
 export async function mockServer(options: MockServerOptions): Promise<MockServer> {
   assertKnownOptions("mockServer()", options, OPTION_KEYS);

@@ -40,6 +40,16 @@ export interface ScriptedModel extends Model {
  * A model that plays scripted turns, for tests and offline demos: an array (one entry per model
  * call) or a function of the request. A call past the end of an array throws, so the run
  * resolves as failed with a message that says so.
+ *
+ * @example
+ * ```ts
+ * import { createBareAgent } from "skein";
+ * import { scriptedModel } from "skein/testing";
+ *
+ * const model = scriptedModel([{ text: "Hello!" }]);
+ * const result = await createBareAgent({ model }).run("Say hello.");
+ * console.log(result.result, model.requests.length); // Hello! 1
+ * ```
  */
 export function scriptedModel(script: Script, options: { modelId?: string } = {}): ScriptedModel {
   if (!Array.isArray(script) && typeof script !== "function") {

@@ -14,7 +14,7 @@ import {
 import type { ToolContext, ToolDefinition, ToolOptions } from "./types.ts";
 
 /**
- * A validator as seed 003 allows it: a Standard Schema (Zod included), an object with `safeParse()`
+ * A validator: a Standard Schema (Zod included), an object with `safeParse()`
  * or `parse()`, or a function that returns the parsed value (or `true`/`undefined` to keep the
  * input, `false` to reject) and throws to reject.
  */
@@ -47,7 +47,26 @@ export interface DefineToolOptions<TInput, TOutput> extends ToolOptions<TInput> 
   onResponseReceived?: ((response: unknown, input: TInput) => unknown) | undefined;
 }
 
-/** Defines a tool from JSON Schema `parameters` and/or a validator (seed 003). */
+/**
+ * Defines a tool from JSON Schema `parameters` and/or a validator.
+ *
+ * @example
+ * ```ts
+ * import { defineTool } from "skein";
+ *
+ * const fetchTicket = defineTool({
+ *   id: "fetch_ticket",
+ *   description: "Loads one support ticket.",
+ *   parameters: {
+ *     type: "object",
+ *     properties: { ticketId: { type: "string" } },
+ *     required: ["ticketId"],
+ *   },
+ *   timeoutMs: 5_000,
+ *   execute: async (input: { ticketId: string }) => ({ id: input.ticketId, status: "open" }),
+ * });
+ * ```
+ */
 export function defineTool<TInput = any, TOutput = unknown>(
   options: DefineToolOptions<TInput, TOutput>,
 ): ToolDefinition<TInput> {

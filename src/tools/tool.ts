@@ -7,9 +7,25 @@ import { compileStandardSchema, isStandardSchema } from "./schema.ts";
 import type { ToolContext, ToolDefinition, ToolHandler, ToolOptions } from "./types.ts";
 
 /**
- * Defines a tool from a Zod (or any Standard Schema) schema (seeds 000/001/002). The handler gets
+ * Defines a tool from a Zod (or any Standard Schema) schema. The handler gets
  * the parsed input, typed from the schema, and returns a string, content blocks, a `ToolResult`,
  * or an async generator whose yields are progress and whose return is the result.
+ *
+ * @example
+ * ```ts
+ * import { createBareAgent, tool } from "skein";
+ * import { z } from "zod";
+ *
+ * const add = tool(
+ *   "add",
+ *   "Adds two numbers",
+ *   z.object({ a: z.number(), b: z.number() }),
+ *   async ({ a, b }) => String(a + b), // a and b are numbers, from the schema
+ *   { isConcurrencySafe: () => true },
+ * );
+ * const agent = createBareAgent({ model: "claude-sonnet-4-6", tools: [add] });
+ * console.log((await agent.run("What is 2 + 40?")).result);
+ * ```
  */
 export function tool<TSchema extends StandardSchemaV1>(
   name: string,

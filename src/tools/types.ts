@@ -8,9 +8,9 @@ export interface ToolResult {
   isError?: boolean;
   /** Structured data for logs and UIs, on `tool_end`; never sent to the model. */
   details?: unknown;
-  /** End the run after this batch with `subtype: "success"` (seed 000/001). */
+  /** End the run after this batch with `subtype: "success"`. */
   endTurn?: boolean;
-  /** Stop after this batch, but only if every result of the batch sets it (seed 004). */
+  /** Stop after this batch, but only if every result of the batch sets it. */
   terminate?: boolean;
   /**
    * Carried to `SDKResultMessage.structuredResult` when `endTurn` is set. With `output`, the
@@ -85,7 +85,7 @@ export interface CustomEvent {
   [key: string]: unknown;
 }
 
-/** Per-call services the engine hands a handler (seed 002's ToolContext). */
+/** Per-call services the engine hands a handler. */
 export interface ToolContext {
   callId: string;
   call: ToolCall;
@@ -129,11 +129,11 @@ export type ToolHandler<TInput> = (
 export type ExecutionMode = "parallel" | "sequential";
 export type TimeoutBehavior = "error_result" | "fail_run";
 
-/** Options both front doors share (DESIGN "Tool options"). */
+/** Options both front doors (`tool()` and `defineTool()`) share. */
 export interface ToolOptions<TInput = unknown> {
   /** True when this call may overlap others in mode "safe". Throwing or false: it runs alone. */
   isConcurrencySafe?: ((input: TInput) => boolean) | undefined;
-  /** "sequential" makes any batch this tool is in run one call at a time (seed 004). */
+  /** "sequential" makes any batch this tool is in run one call at a time. */
   executionMode?: ExecutionMode | undefined;
   /** Calls that share a key never overlap, in any mode (say, the file path). */
   resourceKeys?: ((input: TInput) => readonly string[]) | undefined;
@@ -141,7 +141,7 @@ export interface ToolOptions<TInput = unknown> {
   timeoutBehavior?: TimeoutBehavior | undefined;
   /** UI label; never sent to the model. */
   label?: string | undefined;
-  /** Rewrites the raw arguments before validation (seed 004's PrepareArguments). */
+  /** Rewrites the raw arguments before validation. */
   prepareArguments?: ((raw: Record<string, unknown>) => Record<string, unknown>) | undefined;
   /** Host-owned annotation, passed through to the definition; never read, never sent to the model. */
   metadata?: Record<string, unknown> | undefined;
@@ -153,7 +153,7 @@ export interface ToolOptions<TInput = unknown> {
   /**
    * True when running the call again with the same input leaves the same outcome. A session run
    * interrupted while such a call ran runs it again; any other tool's interrupted call is answered
-   * "outcome unknown" instead (design/sessions.md). Default false.
+   * "outcome unknown" instead. Default false.
    */
   idempotent?: boolean | undefined;
 }

@@ -1,0 +1,433 @@
+/**
+ * The guides' code is real code, as README.md's is (test/readme.test.ts). Every ```ts block in
+ * docs/*.md is the verbatim content of the examples/ file named in the HTML comment just before it,
+ * tsc checks those files with the project's tsconfig, and each one runs here (or in the test its
+ * comment names) offline: a scripted model or `mockServer`, no network, no key. Examples that name
+ * real hosts get a `fetch` that serves those hosts from the mock server. The commands the ```sh
+ * blocks show exist, every guide is linked from the README, and no page names the project's
+ * internal notes.
+ */
+import { readdirSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { createBareAgent, openai, type Prompt } from "skein";
+import { type MockScript, type MockServer, mockServer } from "skein/testing";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { checkExamples, docExamples, examplesUnder } from "../scripts/doc-examples.ts";
+import {
+  type CodeBlock,
+  codeBlocks,
+  commandProblems,
+  logged,
+  ROOT,
+  readRepoFile,
+  routeFetch,
+  sourceText,
+  toolResultTexts,
+  userPages,
+  workspace,
+} from "./readme-blocks.ts";
+
+// The permissions example asks on the terminal; here the terminal answers from a list.
+const terminal = vi.hoisted(() => ({ answers: [] as string[], asked: [] as string[], closed: 0 }));
+vi.mock("node:readline/promises", () => ({
+  createInterface: () => ({
+    question: async (question: string) => {
+      terminal.asked.push(question);
+      return terminal.answers.shift() ?? "";
+    },
+    close: () => {
+      terminal.closed++;
+    },
+  }),
+}));
+
+const guides = userPages().filter((page) => page.startsWith("docs/"));
+const blocks: (CodeBlock & { page: string })[] = guides.flatMap((page) =>
+  codeBlocks(readRepoFile(page), page).map((block) => ({ ...block, page })),
+);
+const shown = blocks.filter((block) => block.lang === "ts");
+
+let server: MockServer | undefined;
+const startedIn = process.cwd();
+afterEach(async () => {
+  vi.unstubAllEnvs();
+  vi.unstubAllGlobals();
+  process.chdir(startedIn);
+  await server?.close();
+  server = undefined;
+});
+
+/** A mock server for this test, closed after it. */
+async function serve(script: MockScript): Promise<MockServer> {
+  server = await mockServer({ script });
+  return server;
+}
+
+/** The Anthropic provider's environment, pointed at the mock server. */
+function anthropicAt(url: string): void {
+  vi.stubEnv("ANTHROPIC_BASE_URL", url);
+  vi.stubEnv("ANTHROPIC_API_KEY", "sk-ant-test");
+}
+
+/** What a user-facing page must not name: the project's internal notes, which a reader cannot follow. */
+const INTERNAL = /\bseeds? \d|\bDESIGN\b|\bRELIABILITY\b|\bdesign\/\w+\.md|\bC\d{1,2}\b/;
+
+describe("docs/*.md", () => {
+  it("there are guides, and every ts block names its examples/ file in the comment just before it", () => {
+    expect(guides.length).toBeGreaterThanOrEqual(10);
+    expect(shown.length).toBeGreaterThanOrEqual(10);
+    for (const block of shown)
+      expect(
+        block.file,
+        `${block.page}:${block.line}: put <!-- examples/<file>.ts --> above it`,
+      ).toBeDefined();
+  });
+
+  it.each(shown)("$page:$line is $file, byte for byte", ({ file, code }) => {
+    expect(code).toBe(readRepoFile(file!));
+  });
+
+  it("every file under examples/docs/ is shown, and every shown file is run", () => {
+    const files = [...new Set(shown.map((block) => block.file!))];
+    for (const name of readdirSync(path.join(ROOT, "examples/docs")))
+      expect(files, `examples/docs/${name} is in no guide`).toContain(`examples/docs/${name}`);
+    expect(files.toSorted()).toEqual(Object.keys(RUNS).toSorted());
+  });
+
+  it("the commands the sh blocks show exist", () => {
+    const pkg = JSON.parse(readRepoFile("package.json"));
+    expect(blocks.filter((block) => block.lang === "sh").length).toBeGreaterThanOrEqual(5);
+    expect(commandProblems(blocks, pkg.scripts, sourceText("src"))).toEqual([]);
+    // `npx skein` runs the package's bin, which the command's guide names too.
+    expect(readRepoFile("docs/cli.md")).toContain(`node ${pkg.bin.skein.replace("./", "")} "..."`);
+  });
+
+  it("every guide is linked from README.md", () => {
+    const readme = readRepoFile("README.md");
+    for (const page of guides)
+      expect(readme, `README.md does not link ${page}`).toContain(`](${page})`);
+  });
+
+  it.each(userPages())(
+    "%s names no internal note (seeds, DESIGN, RELIABILITY cases, design/*.md)",
+    (page) => {
+      const text = readRepoFile(page);
+      const found = INTERNAL.exec(text);
+      expect(found && text.slice(found.index - 60, found.index + 40)).toBeNull();
+    },
+  );
+
+  it("the check of internal names catches each kind", () => {
+    for (const text of [
+      "(seed 002)",
+      "seeds 000/001",
+      "DESIGN says",
+      "RELIABILITY C3",
+      "case C13",
+      "design/agents.md",
+    ])
+      expect(INTERNAL.test(text), text).toBe(true);
+    for (const text of ["seeded random commands", "the design choices", "ARCHITECTURE.md"])
+      expect(INTERNAL.test(text), text).toBe(false);
+  });
+});
+
+/** How each file the guides show runs here (a file another test runs names that test). */
+const RUNS: Record<string, () => void> = {
+  "examples/docs/quick-start.ts": () => {
+    it("streams the tool's result, then the answer", async () => {
+      expect(await logged(() => import("../examples/docs/quick-start.ts"))).toEqual([
+        "get_weather -> It's sunny in Tokyo.",
+        "success It is sunny in Tokyo.",
+      ]);
+    });
+  },
+
+  "examples/docs/prompts.ts": () => {
+    const png = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
+    const system = "You review screenshots of web pages. Answer in one short paragraph.";
+    const text = "What looks broken on this page?";
+    const prompt: Prompt = [
+      { type: "text", text },
+      {
+        type: "image",
+        source: { type: "base64", media_type: "image/png", data: png.toString("base64") },
+      },
+    ];
+
+    it("sends the system prompt, and the text and image blocks, over the Anthropic protocol", async () => {
+      const { url, requests } = await serve([{ text: "The menu covers the title." }]);
+      anthropicAt(url);
+      await workspace({ "screenshot.png": png });
+      expect(await logged(() => import("../examples/docs/prompts.ts"))).toEqual([
+        "The menu covers the title.",
+      ]);
+      const body = requests[0]!.body;
+      expect(JSON.stringify(body.system)).toContain(system);
+      expect(body.messages).toHaveLength(1);
+      expect(body.messages[0]).toMatchObject({ role: "user", content: prompt });
+    });
+
+    it("the OpenAI protocol sends the same prompt as text and image_url parts", async () => {
+      const { url, requests } = await serve([{ text: "ok" }]);
+      const agent = createBareAgent({
+        model: openai({ baseURL: `${url}/v1`, apiKey: "test" }),
+        systemPrompt: system,
+      });
+      expect((await agent.run(prompt)).subtype).toBe("success");
+      expect(requests[0]!.body.messages).toEqual([
+        { role: "system", content: system },
+        {
+          role: "user",
+          content: [
+            { type: "text", text },
+            {
+              type: "image_url",
+              image_url: { url: `data:image/png;base64,${png.toString("base64")}` },
+            },
+          ],
+        },
+      ]);
+    });
+  },
+
+  "examples/docs/models.ts": () => {
+    it("each agent reaches its host, with the protocol, model id and key the README says", async () => {
+      const { url, requests } = await serve(({ protocol }) => ({ text: `hi over ${protocol}` }));
+      const asked = routeFetch({
+        "https://api.anthropic.com": url,
+        "https://api.openai.com/v1": `${url}/v1`,
+        "https://api.deepseek.com/anthropic": url,
+        "http://localhost:11434/v1": `${url}/v1`,
+        "http://localhost:8000/v1": `${url}/v1`,
+      });
+      for (const name of ["ANTHROPIC", "OPENAI"]) vi.stubEnv(`${name}_BASE_URL`, undefined);
+      vi.stubEnv("SKEIN_MODEL", undefined);
+      vi.stubEnv("ANTHROPIC_API_KEY", "sk-ant-test");
+      vi.stubEnv("OPENAI_API_KEY", "sk-openai-test");
+      vi.stubEnv("DEEPSEEK_API_KEY", "sk-deepseek-test");
+      const agents = await import("../examples/docs/models.ts");
+      const expected = {
+        claude: ["https://api.anthropic.com/v1/messages", "claude-sonnet-4-6", "sk-ant-test"],
+        gpt: ["https://api.openai.com/v1/chat/completions", "gpt-5-mini", "sk-openai-test"],
+        deepseek: [
+          "https://api.deepseek.com/anthropic/v1/messages",
+          "deepseek-v4-flash",
+          "sk-deepseek-test",
+        ],
+        ollama: ["http://localhost:11434/v1/chat/completions", "qwen3:8b", undefined],
+        thinker: ["https://api.anthropic.com/v1/messages", "claude-sonnet-4-6", "sk-ant-test"],
+        vllm: ["http://localhost:8000/v1/chat/completions", "Qwen/Qwen3-8B", undefined],
+      };
+      expect(Object.keys(agents).toSorted()).toEqual(Object.keys(expected).toSorted());
+      for (const [name, [host, model, key]] of Object.entries(expected)) {
+        const result = await agents[name as keyof typeof agents].run("Say hello.");
+        const request = requests.at(-1)!;
+        const protocol = host!.endsWith("/messages") ? "anthropic" : "openai";
+        expect([name, result.subtype, result.result]).toEqual([
+          name,
+          "success",
+          `hi over ${protocol}`,
+        ]);
+        expect([name, asked.at(-1), request.body.model]).toEqual([name, host, model]);
+        const sent =
+          request.headers["x-api-key"] ?? request.headers.authorization?.replace("Bearer ", "");
+        expect([name, sent]).toEqual([name, key]);
+      }
+      expect(requests.at(-2)!.body).toMatchObject({
+        max_tokens: 16_000,
+        thinking: { type: "enabled", budget_tokens: 8_000 },
+      });
+    });
+  },
+
+  "examples/docs/permissions.ts": () => {
+    it("asks on the terminal only for the push; the .env read and the rm are denied by rule", async () => {
+      const { url, requests } = await serve([
+        {
+          toolCalls: [
+            { name: "Read", input: { file_path: "src/answer.ts" } },
+            { name: "Read", input: { file_path: ".env" } },
+          ],
+        },
+        {
+          toolCalls: [
+            {
+              name: "Edit",
+              input: { file_path: "src/answer.ts", old_string: "41", new_string: "42" },
+            },
+            { name: "Bash", input: { command: "git push origin main" } },
+            { name: "Bash", input: { command: "rm -rf src" } },
+          ],
+        },
+        { text: "Fixed the answer; the push was declined." },
+      ]);
+      anthropicAt(url);
+      const dir = await workspace({
+        "src/answer.ts": "export const answer = 41;\n",
+        ".env": "TOKEN=x\n",
+      });
+      Object.assign(terminal, { answers: ["n"], asked: [], closed: 0 });
+      expect(await logged(() => import("../examples/docs/permissions.ts"))).toEqual([
+        "Fixed the answer; the push was declined.",
+      ]);
+      expect(terminal.asked).toEqual([
+        expect.stringMatching(
+          /^Bash \{"command":"git push origin main"\} \(.+\) allow\? \[y\/N\] $/,
+        ),
+      ]);
+      expect(terminal.closed).toBe(1);
+      expect(await readFile(path.join(dir, "src/answer.ts"), "utf8")).toBe(
+        "export const answer = 42;\n",
+      );
+      const [read, env] = toolResultTexts(requests[1]!.body);
+      expect(read).toContain("export const answer = 41;");
+      expect(env).toMatch(/Permission denied.*Read\(\.env\)/);
+      const [edit, push, remove] = toolResultTexts(requests[2]!.body);
+      expect(edit).not.toMatch(/denied|error/i);
+      expect(push).toContain("The user said no.");
+      expect(remove).toMatch(/Permission denied.*Bash\(rm \*\)/);
+    });
+  },
+
+  "examples/docs/hooks.ts": () => {
+    it("the hook blocks the production deploy; the staging result is rewritten and logged", async () => {
+      expect(await logged(() => import("../examples/docs/hooks.ts"))).toEqual([
+        'deploy {"service":"api","env":"staging"} -> Deployed api to staging. (logged)',
+        'deploy {"service":"web","env":"production"} refused: Tool call blocked: Production deploys need a human.',
+        "success api is on staging; production needs a human.",
+      ]);
+    });
+  },
+
+  "examples/docs/mock-server.ts": () => {
+    it("retries the 429 after its retry-after, then answers", async () => {
+      expect(await logged(() => import("../examples/docs/mock-server.ts"))).toEqual([
+        "retry 1 after 1000 ms",
+        "success hi",
+        "2 requests",
+      ]);
+    });
+  },
+
+  // Run, with its output checked, by the examples' own test.
+  "examples/agents-researcher-writer.ts": () => {
+    it("is run by test/examples-agents.test.ts", () => {
+      expect(readRepoFile("test/examples-agents.test.ts")).toContain(
+        'from "../examples/agents-researcher-writer.ts"',
+      );
+    });
+  },
+
+  "examples/adapters.ts": () => {
+    it("is run by test/examples-adapters.test.ts", () => {
+      expect(readRepoFile("test/examples-adapters.test.ts")).toContain(
+        'from "../examples/adapters.ts"',
+      );
+    });
+  },
+
+  "examples/docs/many-machines.ts": () => {
+    it("is run by test/examples-many-machines.test.ts (it needs a Postgres)", () => {
+      expect(readRepoFile("test/examples-many-machines.test.ts")).toContain(
+        'import("../examples/docs/many-machines.ts")',
+      );
+    });
+  },
+
+  "examples/mcp-filesystem.ts": () => {
+    it("is run by test/examples-mcp.test.ts", () => {
+      expect(readRepoFile("test/examples-mcp.test.ts")).toContain(
+        'from "../examples/mcp-filesystem.ts"',
+      );
+    });
+  },
+
+  "examples/interactive-steering.ts": () => {
+    it("is run by test/examples-interactive.test.ts", () => {
+      expect(readRepoFile("test/examples-interactive.test.ts")).toContain(
+        'from "../examples/interactive-steering.ts"',
+      );
+    });
+  },
+
+  "examples/interactive-output.ts": () => {
+    it("is run by test/examples-interactive.test.ts", () => {
+      expect(readRepoFile("test/examples-interactive.test.ts")).toContain(
+        'from "../examples/interactive-output.ts"',
+      );
+    });
+  },
+
+  "examples/docs/tracing.ts": () => {
+    it("records a chat span inside the run's invoke_agent span", async () => {
+      expect(await logged(() => import("../examples/docs/tracing.ts"))).toEqual([
+        "chat scripted",
+        "invoke_agent helper",
+      ]);
+    });
+  },
+
+  "examples/sessions-continue.ts": () => {
+    it("is run by test/examples-sessions.test.ts", () => {
+      expect(readRepoFile("test/examples-sessions.test.ts")).toContain(
+        'from "../examples/sessions-continue.ts"',
+      );
+    });
+  },
+};
+
+for (const [file, run] of Object.entries(RUNS)) describe(file, run);
+
+describe("npm run docs: the doc comments' @example blocks", () => {
+  const source = [
+    "/**", // line 1
+    " * Adds.",
+    " *",
+    " * @example",
+    " * ```ts",
+    " * const sum: number = 1 + 2;", // line 6
+    " * console.log(sum);",
+    " * ```",
+    " * @param a the first",
+    " */",
+    "export function add() {}",
+    "/**",
+    " * @example",
+    " * add(1, 2)", // no fence: cannot be checked
+    " * @returns nothing",
+    " */",
+    "/** @example",
+    " * ```typescript",
+    " * const late: string = 3;", // line 19
+    " * ```",
+    " */",
+  ].join("\n");
+
+  it("finds each ```ts block under an @example, at its line, and names an @example without one", () => {
+    const { examples, problems } = docExamples(source, "src/add.ts");
+    expect(examples).toEqual([
+      { file: "src/add.ts", line: 6, code: "const sum: number = 1 + 2;\nconsole.log(sum);\n" },
+      { file: "src/add.ts", line: 19, code: "const late: string = 3;\n" },
+    ]);
+    expect(problems).toEqual(["src/add.ts:13: an @example without a ```ts block"]);
+  });
+
+  it("the sources have @example blocks, each fenced", () => {
+    const { examples, problems } = examplesUnder(ROOT, "src");
+    expect(problems).toEqual([]);
+    const files = new Set(examples.map((example) => example.file));
+    expect(files.size).toBeGreaterThanOrEqual(4);
+  });
+
+  it("tsc reports an example that does not compile at its line in the source, and passes one that does", () => {
+    const { examples } = docExamples(source, "src/add.ts");
+    const errors = checkExamples(ROOT, examples, `.doc-examples-test-${process.pid}`);
+    expect(errors).toEqual([
+      expect.stringMatching(
+        /^src\/add\.ts:19:\d+: @example: error TS2322: Type 'number' is not assignable to type 'string'\./,
+      ),
+    ]);
+  }, 120_000);
+});
