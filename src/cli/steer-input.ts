@@ -35,7 +35,8 @@ export interface SteerCallbacks {
 export type Suspend = () => void;
 
 const suspendProcess: Suspend = () => {
-  process.kill(process.pid, "SIGTSTP");
+  // Windows has no job control: Ctrl-Z there is nothing.
+  if (process.platform !== "win32") process.kill(process.pid, "SIGTSTP");
 };
 
 /**
@@ -50,6 +51,9 @@ export class TerminalSteering {
   readonly #callbacks: SteerCallbacks;
   readonly #suspend: Suspend;
   #draft = "";
+  /** The draft the renderer last showed: a paste of many keys redraws it once, not per key. */
+  #shown = "";
+  #showing = false;
   #listening: { run: Steering; raw: (on: boolean) => void } | undefined;
 
   constructor(input: KeyInput, callbacks: SteerCallbacks, suspend: Suspend = suspendProcess) {
@@ -93,7 +97,7 @@ export class TerminalSteering {
     raw(true);
     input.resume();
     // A line kept from before a question is shown again.
-    if (this.#draft !== "") this.#callbacks.draft(this.#draft);
+    if (this.#draft !== "") this.#show();
     let stopped = false;
     return () => {
       if (stopped) return;
@@ -123,9 +127,19 @@ export class TerminalSteering {
   }
 
   #edit(draft: string): void {
-    if (draft === this.#draft) return;
     this.#draft = draft;
-    this.#callbacks.draft(draft);
+    // The keys of one read (a paste) are decoded in one go: the line is drawn once after them.
+    if (this.#showing) return;
+    this.#showing = true;
+    queueMicrotask(() => {
+      this.#showing = false;
+      if (this.#draft !== this.#shown) this.#show();
+    });
+  }
+
+  #show(): void {
+    this.#shown = this.#draft;
+    this.#callbacks.draft(this.#draft);
   }
 
   #send(): void {
@@ -144,7 +158,9 @@ export class TerminalSteering {
       this.#callbacks.notSent(line, error instanceof Error ? error.message : String(error));
       return;
     }
-    this.#edit("");
+    // Off the status line before the `steering:` line is written.
+    this.#draft = "";
+    this.#show();
     this.#callbacks.sent(line);
   }
 
