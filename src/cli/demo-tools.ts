@@ -43,14 +43,23 @@ export const planTrip = defineTool<{ city: string; days: number }, string>({
     required: ["city", "days"],
     additionalProperties: false,
   },
-  async *execute({ city, days }, { signal }) {
+  async *execute({ city, days }, { signal, call }) {
     // The model sent days as "3": validation coerced it, so the handler sees a number.
     yield `days = ${JSON.stringify(days)} (a ${typeof days}); looking up sights in ${city}`;
     await sleep(150, undefined, { signal });
     yield `drafting ${days} days`;
     await sleep(150, undefined, { signal });
-    return Array.from({ length: days }, (_, day) => `day ${day + 1}: ${SIGHTS[day % 3]}`).join(
-      "; ",
-    );
+    const plan = Array.from({ length: days }, (_, day) => SIGHTS[day % 3]).join("; ");
+    return `${received(call.input, days)}: ${plan}`;
   },
 });
+
+/**
+ * What the planner got against what the model sent (`days "3" → 3 (a number)`), first in its
+ * result: on a terminal the progress lines pass in the spinner, and the result's line is the one
+ * that stays.
+ */
+function received(sent: unknown, days: number): string {
+  const raw = typeof sent === "object" && sent !== null && "days" in sent ? sent.days : days;
+  return raw === days ? `days = ${days}` : `days ${JSON.stringify(raw)} → ${days} (a number)`;
+}

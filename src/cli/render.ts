@@ -17,6 +17,11 @@ export interface Renderer {
   event(event: AgentEvent): void;
   /** A line of the command's own (the demo's label, "stopping"): on stderr, never on stdout. */
   notice(text: string): void;
+  /**
+   * The steering line being typed ("" when there is none): shown in the status line, never
+   * where the answer's text streams.
+   */
+  typing(draft: string): void;
   /** The usage line, once at the end of the command's run (text mode; `--json` has the results). */
   usage(totals: RunTotals): void;
   /** Stops the spinner and ends a half-written line; call before the command's last lines. */
@@ -47,6 +52,9 @@ class JsonRenderer implements Renderer {
   notice(text: string): void {
     this.#terminal.stderr.write(`${text}\n`);
   }
+
+  // No status line: the typed line is not shown, only the `steering:` notice once it is sent.
+  typing(): void {}
 
   usage(): void {}
 
@@ -97,6 +105,8 @@ class TextRenderer implements Renderer {
   #midLine = false;
   /** What the model is doing while no text arrives: shown by the spinner only. */
   #waiting: string | undefined;
+  /** The steering line being typed: in the spinner's line while it shows, kept while it does not. */
+  #draft = "";
   readonly #running = new Map<string, RunningCall>();
   readonly #failedServers = new FailedServers();
 
@@ -188,6 +198,11 @@ class TextRenderer implements Renderer {
     this.#refresh();
   }
 
+  typing(draft: string): void {
+    this.#draft = draft;
+    this.#refresh();
+  }
+
   usage(totals: RunTotals): void {
     this.#line(this.#terminal.colors.dim(formatUsage(totals)));
   }
@@ -227,7 +242,7 @@ class TextRenderer implements Renderer {
     }
     // The spinner redraws its whole line: never on a line the answer's text is still on.
     this.#endText();
-    const text = truncate(status, (this.#terminal.stderr.columns || 80) - 3);
+    const text = withDraft(status, this.#draft, (this.#terminal.stderr.columns || 80) - 3);
     if (spinner.isSpinning) spinner.text = text;
     else spinner.start(text);
   }
@@ -248,4 +263,19 @@ class TextRenderer implements Renderer {
     }
     return this.#waiting === undefined ? undefined : `${this.#waiting}…`;
   }
+}
+
+/**
+ * The status, then the line being typed after "›", within `width` characters: the end of the
+ * typed line (where the user types) stays visible, the status gives way first. Escaped, as what
+ * is typed or pasted may hold format characters.
+ */
+export function withDraft(status: string, draft: string, width: number): string {
+  if (draft === "") return truncate(status, width);
+  const typed = Array.from(printable(draft));
+  // The status keeps up to a third of the line; the typed text has the rest.
+  const room = Math.max(1, width - Math.min(status.length, Math.floor(width / 3)) - 3);
+  const shown =
+    typed.length > room ? `…${typed.slice(typed.length - room + 1).join("")}` : typed.join("");
+  return `${truncate(status, Math.max(1, width - Array.from(shown).length - 3))} › ${shown}`;
 }

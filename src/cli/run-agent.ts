@@ -10,10 +10,11 @@ import {
 import { emptyUsage } from "../model/messages.ts";
 import { type ApprovalOutcome, askApprovals } from "./approve.ts";
 import { CliError, describeFailure, type FailureContext } from "./failure.ts";
+import { printable } from "./format.ts";
 import { type Interrupts, watchInterrupts } from "./interrupt.ts";
 import { answerPaused, type PausedSession, stillPaused } from "./paused-session.ts";
 import type { Renderer } from "./render.ts";
-import { steerFromLines } from "./steer-input.ts";
+import { type KeyInput, TerminalSteering } from "./steer-input.ts";
 import { RunTally } from "./tally.ts";
 import { printError, type Terminal } from "./terminal.ts";
 
@@ -37,7 +38,7 @@ export interface AgentRun {
   terminal: Terminal;
   failure: FailureContext;
   /** Where typed steering lines come from; stdin by default (only when it is a terminal). */
-  input?: NodeJS.ReadableStream & { isTTY?: boolean };
+  input?: KeyInput;
 }
 
 type AgentStream = AsyncIterable<AgentEvent> & Steering;
@@ -51,6 +52,8 @@ interface Driving {
   asking: boolean;
   /** Why approvals could not be asked, for the paused result's message. */
   unasked?: string;
+  /** Lines typed while the run streams (on an interactive terminal only). */
+  steering?: TerminalSteering;
 }
 
 /**
@@ -74,6 +77,7 @@ export async function runAgent(run: AgentRun): Promise<number> {
     }),
   };
   const { interrupts } = driving;
+  if (terminal.interactive) driving.steering = typedSteering(driving);
   try {
     const result = await streamRun(driving);
     // Ctrl-C at an approval question: the paused result (the last line with --json) stands.
@@ -101,8 +105,24 @@ export async function runAgent(run: AgentRun): Promise<number> {
   }
 }
 
+/** Steering typed on the terminal: the line in the status line, `steering: <line>` once sent. */
+function typedSteering(driving: Driving): TerminalSteering {
+  const { renderer, terminal } = driving.run;
+  const { dim, yellow } = terminal.colors;
+  return new TerminalSteering(driving.run.input ?? process.stdin, {
+    draft: (text) => renderer.typing(text),
+    sent: (line) => renderer.notice(dim(`steering: ${printable(line)}`)),
+    notSent: (line, why) =>
+      renderer.notice(yellow(`steering not sent (${printable(why)}): ${printable(line)}`)),
+    interrupt: () => driving.interrupts.interrupt("SIGINT"),
+  });
+}
+
 /** The usage of the whole run, then where to find this conversation again. */
-function closingLines({ run, tally }: Driving, sessionId: string): void {
+function closingLines({ run, tally, steering }: Driving, sessionId: string): void {
+  // Read in raw mode, a line typed but never sent would otherwise vanish without a word.
+  const unsent = steering?.unsent ?? "";
+  if (unsent !== "") run.renderer.notice(run.terminal.colors.dim(`not sent: ${printable(unsent)}`));
   run.renderer.close();
   if (tally.worthShowing) run.renderer.usage(tally.totals());
   // `--json` has the session id in the result event.
@@ -217,12 +237,9 @@ async function drive(driving: Driving, stream: AgentStream): Promise<SDKResultMe
   let events = stream;
   while (true) {
     tally.startStretch();
-    // A line typed while the run streams steers it (the terminal's own input, not a piped prompt).
-    const stopListening = run.terminal.interactive
-      ? steerFromLines(run.input ?? process.stdin, events, (line) =>
-          run.renderer.notice(run.terminal.colors.dim(`steering: ${line}`)),
-        )
-      : () => {};
+    // A line typed while the run streams steers it (the terminal's own input, not a piped prompt);
+    // the terminal is back in cooked mode before a question, and when the stream ends or fails.
+    const stopListening = driving.steering?.listen(events) ?? (() => {});
     const result = await render(events, run.renderer).finally(stopListening);
     tally.endStretch(result);
     const pending = result.pending ?? [];

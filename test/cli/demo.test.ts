@@ -1,9 +1,15 @@
 /** `skein demo`: always offline, whatever the environment says, and labelled so. */
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { closedPort } from "../support/servers.ts";
 import { BUILT_ENTRY, ensureBuilt, lines, ROOT, runCli } from "./helpers.ts";
+import { requirePython, startOnTerminal, visibleLines } from "./terminal-helpers.ts";
+
+/** The planner's line: the model's "3" in the call, the number the planner got in its result. */
+const PLANNED =
+  /^✓ plan_trip \{"city":"Lisbon","days":"3"\} \d+ ms → days "3" → 3 \(a number\): old town on foot; a museum and the riverside; a day trip out of town$/;
 
 const ANSWER =
   "Go to Lisbon: sunny and 24 °C. Day 1, the old town on foot; day 2, a museum and the riverside; day 3, a day trip out of town.";
@@ -33,6 +39,7 @@ describe("skein demo", () => {
       '→ plan_trip {"city":"Lisbon","days":"3"}',
     ]);
     expect(status).toContain("  plan_trip: days = 3 (a number); looking up sights in Lisbon");
+    expect(status.filter((line) => PLANNED.test(line))).toHaveLength(1);
     expect(status.find((line) => line.includes('{"city":"Atlantis"} '))).toMatch(
       /^✗ get_weather \{"city":"Atlantis"\} \d+ ms → Tool "get_weather" failed: no weather station knows "Atlantis"$/,
     );
@@ -56,6 +63,27 @@ describe("skein demo", () => {
     expect(result.stderr).toContain("skein demo (offline)");
     expect(result.stderr).toContain("through the real OpenAI HTTP client");
   });
+});
+
+describe("skein demo on a terminal", () => {
+  it("the planner's line that stays shows the coercion the demo advertises", async () => {
+    requirePython();
+    const cwd = mkdtempSync(join(tmpdir(), "skein-cli-demo-"));
+    try {
+      const cli = startOnTerminal(["demo"], { cwd });
+      const { code, screen } = await cli.exited;
+      expect(code, screen).toBe(0);
+      const visible = visibleLines(screen);
+      // Only the spinner showed the call's start and progress; what stays is the result's line.
+      expect(
+        visible.filter((line) => line.includes("plan_trip")),
+        screen,
+      ).toEqual([expect.stringMatching(PLANNED)]);
+      expect(visible).toContain(ANSWER);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
 
 describe("the built command (dist/cli/main.js)", () => {

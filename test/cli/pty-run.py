@@ -1,13 +1,18 @@
 """Runs a command on a pseudo-terminal, as a user's shell would, for the CLI's terminal tests.
 
     python3 pty-run.py [--stdin TEXT] [--no-ctty] -- COMMAND ARGS...
+    python3 pty-run.py --mode-of TERMINAL
 
 The command's stdout and stderr are the terminal; its stdin is the terminal too, or with --stdin
 a pipe that carries TEXT (a prompt piped in on a terminal). The terminal is the command's
 controlling terminal (/dev/tty), unless --no-ctty. What this process reads on its stdin is typed
 on the terminal (a Ctrl-C is the byte 0x03); what the terminal shows goes to this process's
-stdout, after a first line "[pty-run pid N]" naming the command's process. Exits with the
-command's exit code, or 128 + the signal that ended it.
+stdout, after a first line "[pty-run pid N tty PATH]" naming the command's process and the
+terminal. Once the command is gone, a last line "[pty-run mode ...]" says the terminal's mode
+(as --mode-of does). Exits with the command's exit code, or 128 + the signal that ended it.
+
+--mode-of prints the mode of a terminal (by its path, while a command runs on it) as stty
+would: "echo icanon isig" in cooked mode, "-echo -icanon -isig" in raw mode.
 """
 
 import fcntl
@@ -19,8 +24,26 @@ import sys
 import termios
 
 
+def mode(fd: int) -> str:
+    flags = termios.tcgetattr(fd)[3]
+    names = [("echo", termios.ECHO), ("icanon", termios.ICANON), ("isig", termios.ISIG)]
+    return " ".join(name if flags & bit else f"-{name}" for name, bit in names)
+
+
+def mode_of(path: str) -> int:
+    # O_NOCTTY: looking must not make it this process's controlling terminal.
+    fd = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    try:
+        print(mode(fd))
+    finally:
+        os.close(fd)
+    return 0
+
+
 def main() -> int:
     args = sys.argv[1:]
+    if args[:1] == ["--mode-of"]:
+        return mode_of(args[1])
     stdin_text = None
     ctty = True
     while args:
@@ -37,6 +60,7 @@ def main() -> int:
         raise SystemExit("pty-run: no command")
 
     master, slave = os.openpty()
+    tty_path = os.ttyname(slave)
     # Wide enough that no line the tests look for wraps.
     fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 240, 0, 0))
 
@@ -58,7 +82,7 @@ def main() -> int:
     if stdin_text is not None:
         child.stdin.write(stdin_text.encode())
         child.stdin.close()
-    os.write(1, f"[pty-run pid {child.pid}]\n".encode())
+    os.write(1, f"[pty-run pid {child.pid} tty {tty_path}]\n".encode())
 
     typed = sys.stdin.fileno()
     sources = [master, typed]
@@ -79,6 +103,8 @@ def main() -> int:
             else:
                 sources.remove(typed)
     code = child.wait()
+    # The master shares the terminal's settings: what the command left the terminal in.
+    os.write(1, f"\n[pty-run mode {mode(master)}]\n".encode())
     return code if code >= 0 else 128 - code
 
 

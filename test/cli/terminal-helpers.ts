@@ -23,10 +23,17 @@ export interface TerminalCli {
   readonly screen: string;
   /** The pid of the `skein` process itself (not of the pty runner). */
   pid(): Promise<number>;
+  /**
+   * The terminal's mode now, as stty says it: "echo icanon isig" in cooked mode, "-echo -icanon
+   * -isig" in raw mode.
+   */
+  mode(): Promise<string>;
   /** Types on the terminal ("\u0003" is Ctrl-C, "\r" is Enter). */
   type(text: string): void;
-  waitFor(text: string): Promise<void>;
-  exited: Promise<{ code: number | null; screen: string }>;
+  /** Resolves once the screen shows `text` (at or after the screen's offset `from`). */
+  waitFor(text: string, from?: number): Promise<void>;
+  /** `mode`: the terminal's mode once the command was gone. */
+  exited: Promise<{ code: number | null; screen: string; mode: string }>;
 }
 
 export function startOnTerminal(
@@ -54,10 +61,10 @@ export function startOnTerminal(
   });
   let screen = "";
   let errors = "";
-  const waiters: { text: string; resolve: () => void }[] = [];
+  const waiters: { text: string; from: number; resolve: () => void }[] = [];
   const check = () => {
     for (const waiter of waiters.slice()) {
-      if (!screen.includes(waiter.text)) continue;
+      if (!screen.includes(waiter.text, waiter.from)) continue;
       waiters.splice(waiters.indexOf(waiter), 1);
       waiter.resolve();
     }
@@ -69,16 +76,20 @@ export function startOnTerminal(
   child.stderr!.setEncoding("utf8").on("data", (chunk: string) => {
     errors += chunk;
   });
-  const exited = new Promise<{ code: number | null; screen: string }>((resolve, reject) => {
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (errors) screen += `\n[pty-run stderr] ${errors}`;
-      resolve({ code, screen });
-    });
-  });
-  const waitFor = (text: string) =>
+  const exited = new Promise<{ code: number | null; screen: string; mode: string }>(
+    (resolve, reject) => {
+      child.on("error", reject);
+      child.on("close", (code) => {
+        const last = /\n\[pty-run mode ([^\]]*)\]\n$/.exec(screen);
+        if (last) screen = screen.slice(0, last.index);
+        if (errors) screen += `\n[pty-run stderr] ${errors}`;
+        resolve({ code, screen, mode: last?.[1] ?? "unknown" });
+      });
+    },
+  );
+  const waitFor = (text: string, from = 0) =>
     new Promise<void>((resolve, reject) => {
-      waiters.push({ text, resolve });
+      waiters.push({ text, from, resolve });
       check();
       exited.then(
         (result) =>
@@ -97,7 +108,12 @@ export function startOnTerminal(
     },
     async pid() {
       await waitFor("[pty-run pid ");
-      return Number(/\[pty-run pid (\d+)\]/.exec(screen)![1]);
+      return Number(/\[pty-run pid (\d+) /.exec(screen)![1]);
+    },
+    async mode() {
+      await waitFor("[pty-run pid ");
+      const tty = /\[pty-run pid \d+ tty ([^\]]+)\]/.exec(screen)![1]!;
+      return execFileSync("python3", [PTY_RUN, "--mode-of", tty], { encoding: "utf8" }).trim();
     },
     type(text) {
       child.stdin!.write(text);
@@ -105,4 +121,48 @@ export function startOnTerminal(
     waitFor,
     exited,
   };
+}
+
+const ESC = "\u001b";
+/** A control sequence (CSI: its parameters and command), another escape, or one character. */
+const TOKENS = new RegExp(`${ESC}\\[([?\\d;]*)([@-~])|${ESC}[^[]|[^]`, "gu");
+
+/**
+ * The lines the terminal shows once everything was drawn: the screen's text with carriage
+ * returns, line erasures and cursor moves applied (a spinner redraws its line in place), and
+ * other escape sequences (colors, cursor visibility) left out.
+ */
+export function visibleLines(screen: string): string[] {
+  const rows: string[][] = [[]];
+  let row = 0;
+  let column = 0;
+  const line = () => {
+    while (rows.length <= row) rows.push([]);
+    return rows[row]!;
+  };
+  for (const [token, parameters = "", command = ""] of screen.matchAll(TOKENS)) {
+    const n = Number(parameters || "1");
+    if (token === "\r") column = 0;
+    else if (token === "\n") {
+      row++;
+      column = 0;
+    } else if (token === "\b") column = Math.max(0, column - 1);
+    else if (command === "A") row = Math.max(0, row - n);
+    else if (command === "B") row += n;
+    else if (command === "C") column += n;
+    else if (command === "D") column = Math.max(0, column - n);
+    else if (command === "G") column = n - 1;
+    else if (command === "K") {
+      const current = line();
+      if (parameters === "" || parameters === "0")
+        current.length = Math.min(current.length, column);
+      else if (parameters === "1") current.fill(" ", 0, column + 1);
+      else current.length = 0;
+    } else if (!token.startsWith(ESC)) {
+      const current = line();
+      while (current.length < column) current.push(" ");
+      current[column++] = token;
+    }
+  }
+  return rows.map((cells) => cells.join("").trimEnd());
 }
