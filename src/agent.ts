@@ -16,10 +16,8 @@ import type { BuiltinEnvironment, Workspace } from "./builtin/environment.ts";
 import { BUILTIN_TOOL_NAMES, builtinTools } from "./builtin/index.ts";
 import { probeSandbox, sandboxPolicy } from "./builtin/sandbox.ts";
 import { createWorkspace } from "./builtin/workspace.ts";
-import { ConfigurationError } from "./errors.ts";
-import { ANTHROPIC_DEFAULT_MODEL } from "./model/anthropic.ts";
-import { modelFromName } from "./model/by-name.ts";
-import type { Message } from "./model/messages.ts";
+import { ConfigurationError } from "./core/errors.ts";
+import type { Message } from "./core/messages.ts";
 import {
   AGENT_OPTION_KEYS,
   assertKnownOptions,
@@ -29,7 +27,10 @@ import {
   QUERY_OPTION_KEYS,
   RESUME_OPTION_KEYS,
   RUN_OPTION_KEYS,
-} from "./options.ts";
+} from "./core/options.ts";
+import type { SessionStore } from "./core/session-store.ts";
+import { ANTHROPIC_DEFAULT_MODEL } from "./model/anthropic.ts";
+import { modelFromName } from "./model/by-name.ts";
 import { createPermissionGate, type PermissionGate } from "./permissions/gate.ts";
 import { checkHardenedPreset, checkHardenedServers } from "./permissions/preset.ts";
 import { wildcard } from "./permissions/rules.ts";
@@ -65,7 +66,6 @@ import {
   requireStore,
 } from "./sessions/open-run.ts";
 import { type RewindResult, rewindFiles } from "./sessions/rewind.ts";
-import type { SessionStore } from "./sessions/types.ts";
 
 /** What a run starts from: text, or content blocks (text and images only) for the first user message. */
 export type Prompt = UserContent;

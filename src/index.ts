@@ -34,9 +34,7 @@ export {
   SkeinError,
   ToolTimeoutError,
   UnprocessableEntityError,
-} from "./errors.ts";
-export type { AnthropicOptions } from "./model/anthropic.ts";
-export { anthropic } from "./model/anthropic.ts";
+} from "./core/errors.ts";
 export type {
   ContentBlock,
   ImageBlock,
@@ -47,7 +45,10 @@ export type {
   ToolResultContentBlock,
   ToolUseBlock,
   Usage,
-} from "./model/messages.ts";
+} from "./core/messages.ts";
+export type { SessionInfo, SessionStore } from "./core/session-store.ts";
+export type { AnthropicOptions } from "./model/anthropic.ts";
+export { anthropic } from "./model/anthropic.ts";
 export type {
   IncompleteToolCall,
   Model,
@@ -93,7 +94,6 @@ export type {
 export { forkSession, type LoadedSession, loadSession } from "./sessions/fork.ts";
 export { memoryStore } from "./sessions/memory-store.ts";
 export type { RewindResult } from "./sessions/rewind.ts";
-export type { SessionInfo, SessionStore } from "./sessions/types.ts";
 export type { DefineToolOptions, Validator } from "./tools/define-tool.ts";
 export { defineTool } from "./tools/define-tool.ts";
 export type { JsonSchema, ValidationIssue } from "./tools/schema.ts";

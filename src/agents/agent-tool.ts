@@ -2,13 +2,13 @@
 
 import type { Agent, AgentDefinition } from "../agent.ts";
 import { createBareAgent } from "../agent.ts";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import {
   assertFunction,
   assertKnownOptions,
   assertPositiveInteger,
   describeValue,
-} from "../options.ts";
+} from "../core/options.ts";
 import type { AgentRuntime } from "../run/link.ts";
 import type { SDKResultMessage } from "../run/types.ts";
 import { createToolDefinition } from "../tools/definition.ts";

@@ -3,8 +3,8 @@
 
 import { randomUUID } from "node:crypto";
 import type { Workspace } from "../builtin/environment.ts";
-import { describeThrown, ResumeError } from "../errors.ts";
-import { addUsage, emptyUsage, type Usage } from "../model/messages.ts";
+import { describeThrown, ResumeError } from "../core/errors.ts";
+import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import type { CallRecord } from "../run/call.ts";
 import type {
   EngineConfig,

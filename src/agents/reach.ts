@@ -1,7 +1,7 @@
 // Assembly-time checks of the agents an agent's tools can start (design/agents.md, "Permissions").
 
 import path from "node:path";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import { checkHardenedPreset } from "../permissions/preset.ts";
 import type { EngineConfig } from "../run/config.ts";
 import { runtimeOf } from "../tools/definition.ts";

@@ -3,9 +3,9 @@
 
 import type { Agent, Prompt } from "../agent.ts";
 import type { Workspace } from "../builtin/environment.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import type { EngineConfig, Restrictions } from "../run/config.ts";
 import type { RunOptions, SDKResultMessage } from "../run/types.ts";
-import type { SessionStore } from "../sessions/types.ts";
 
 export interface AgentHandle {
   config: EngineConfig;

@@ -1,4 +1,4 @@
-import { messageForModel } from "../errors.ts";
+import { messageForModel } from "../core/errors.ts";
 import { createToolDefinition } from "../tools/definition.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import { compileJsonSchema, type JsonSchema } from "../tools/schema.ts";

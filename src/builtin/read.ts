@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import type { ToolResultContentBlock } from "../model/messages.ts";
+import type { ToolResultContentBlock } from "../core/messages.ts";
 import { formatBytes, MAX_IMAGE_BYTES } from "../tools/images.ts";
 import type { ToolContext } from "../tools/types.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";

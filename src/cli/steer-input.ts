@@ -1,7 +1,7 @@
 // While a run streams on a terminal, each line the user types (ended with Enter) steers it.
 
 import { createInterface, type Interface } from "node:readline";
-import { RunEndedError } from "../errors.ts";
+import { RunEndedError } from "../core/errors.ts";
 import type { Steering } from "../index.ts";
 
 /**

@@ -3,8 +3,8 @@
 // signal), so an MCP client reads the same texts an agent's model would. No permission gate
 // applies: the MCP host decides what runs.
 
-import { ConfigurationError } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
 import { type CallEnvironment, errorResult, newCallRecord } from "../run/call.ts";
 import { type EngineConfig, resolveConfig } from "../run/config.ts";
 import { executeCall } from "../run/execute-call.ts";

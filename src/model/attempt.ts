@@ -1,6 +1,11 @@
 import { createParser, type EventSourceMessage, type EventSourceParser } from "eventsource-parser";
-import { APIConnectionError, APITimeoutError, describeThrown, ProtocolError } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import {
+  APIConnectionError,
+  APITimeoutError,
+  describeThrown,
+  ProtocolError,
+} from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
 import {
   addAbortListener,
   giveBackController,

@@ -1,5 +1,5 @@
-import { ConfigurationError } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
 
 /** One permission rule: `Name` (every call of the tools it names) or `Name(content)`. */
 export interface PermissionRule {

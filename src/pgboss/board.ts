@@ -2,14 +2,14 @@
 // (status, result, cancel request), its events, and the workers serving each agent. The log
 // stays the one record of what a run did; this is what the queue and its watchers need.
 
-import { ConfigurationError } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import {
   POSTGRES_STORE,
   type PostgresPool,
   type PostgresStoreInternals,
 } from "../sessions/postgres.ts";
-import type { SessionStore } from "../sessions/types.ts";
 
 export type RunStatus = "queued" | "running" | "paused" | "ended" | "cancelled";
 

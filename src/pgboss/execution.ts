@@ -4,8 +4,8 @@
 
 import type { AgentHandle } from "../agents/registry.ts";
 import { isRestrictions } from "../agents/run-next.ts";
-import { AbortError, ResumeError } from "../errors.ts";
-import type { Message } from "../model/messages.ts";
+import { AbortError, ResumeError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
 import { APPROVAL_SECRET_ENV } from "../run/approval-secret.ts";
 import type { AgentEvent, ErrorInfo, ResumeOptions, SDKResultMessage } from "../run/types.ts";
 import { loggedRun, logRunEnd, logRunInput } from "../sessions/run-entries.ts";

@@ -2,8 +2,8 @@
 // Postgres session store.
 
 import type { Agent, AgentDefinition, Prompt } from "../agent.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import type { Restrictions } from "../run/config.ts";
-import type { SessionStore } from "../sessions/types.ts";
 import type { PermissionResult } from "../tools/types.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { messageForModel, type ToolTimeoutError } from "../errors.ts";
+import { messageForModel, type ToolTimeoutError } from "../core/errors.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import { assertSerialisable, InvalidToolResultError } from "../tools/result.ts";
 import type {

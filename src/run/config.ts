@@ -1,6 +1,5 @@
 import type { Workspace } from "../builtin/environment.ts";
-import { ConfigurationError } from "../errors.ts";
-import { isModel, type Model, type ModelSettings, type ModelToolSpec } from "../model/model.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import {
   AGENT_OPTION_KEYS,
   assertFunction,
@@ -11,7 +10,8 @@ import {
   HOOK_KEYS,
   TOOL_CONCURRENCY_KEYS,
   TOOL_EXECUTION_KEYS,
-} from "../options.ts";
+} from "../core/options.ts";
+import { isModel, type Model, type ModelSettings, type ModelToolSpec } from "../model/model.ts";
 import { wildcard } from "../permissions/rules.ts";
 import { isToolDefinition, runtimeOf } from "../tools/definition.ts";
 import type {

@@ -1,4 +1,4 @@
-import { describeThrown, messageForModel, ToolTimeoutError } from "../errors.ts";
+import { describeThrown, messageForModel, ToolTimeoutError } from "../core/errors.ts";
 import {
   type CustomEvent,
   type RunData,

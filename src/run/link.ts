@@ -1,7 +1,7 @@
 // How a run knows where it stands in a tree of runs (agent tools, design/agents.md), and the seam
 // through which the engine runs an agent tool's child without knowing how agents are assembled.
 
-import { emptyUsage, type Usage } from "../model/messages.ts";
+import { emptyUsage, type Usage } from "../core/messages.ts";
 import type { ApprovalHandler, ToolResult } from "../tools/types.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import type { EngineConfig } from "./config.ts";

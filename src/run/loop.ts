@@ -1,11 +1,11 @@
-import { AbortError, describeThrown } from "../errors.ts";
+import { AbortError, describeThrown } from "../core/errors.ts";
 import {
   addUsage,
   type Message,
   type ToolResultBlock,
   textOf,
   type Usage,
-} from "../model/messages.ts";
+} from "../core/messages.ts";
 import type { Model } from "../model/model.ts";
 import { batchAnswer, finalReply } from "./answer.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";

@@ -1,8 +1,8 @@
 // What one model call sends (design/interactive.md): the agent's request, changed for this call
 // by `beforeModelCall`, compacted to fit the context window, with the output spec and settings.
 
-import { ConfigurationError, describeThrown, HookError } from "../errors.ts";
-import type { Message } from "../model/messages.ts";
+import { ConfigurationError, describeThrown, HookError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
 import {
   isModel,
   type Model,

@@ -1,4 +1,4 @@
-import { messageForModel } from "../errors.ts";
+import { messageForModel } from "../core/errors.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import { formatValidationIssues } from "../tools/schema.ts";
 import type { ToolRuntime } from "../tools/types.ts";

@@ -1,15 +1,15 @@
 // Model settings and context-management options, checked at assembly (design/interactive.md).
 
-import { ConfigurationError } from "../errors.ts";
-import type { ModelSettings } from "../model/model.ts";
-import { isModel, type Model } from "../model/model.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import {
   assertKnownOptions,
   CONTEXT_KEYS,
   describeValue,
   MODEL_SETTINGS_KEYS,
   SUMMARIZE_KEYS,
-} from "../options.ts";
+} from "../core/options.ts";
+import type { ModelSettings } from "../model/model.ts";
+import { isModel, type Model } from "../model/model.ts";
 import type { ContextOptions } from "./types.ts";
 
 /** Checks `modelSettings` (of an agent, or returned by `beforeModelCall`); throws `ConfigurationError`. */

@@ -1,11 +1,11 @@
-import { messageForModel, ResumeError, ToolTimeoutError } from "../errors.ts";
+import { messageForModel, ResumeError, ToolTimeoutError } from "../core/errors.ts";
 import {
   addUsage,
   emptyUsage,
   type Message,
   type ToolResultBlock,
   type Usage,
-} from "../model/messages.ts";
+} from "../core/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { APPROVAL_SECRET_ENV } from "./approval-secret.ts";

@@ -2,7 +2,7 @@
 // calls. The OpenTelemetry implementation (src/tracing/otel.ts) is loaded only when an agent has
 // a `tracer`: with none, nothing is created or loaded.
 
-import type { Usage } from "../model/messages.ts";
+import type { Usage } from "../core/messages.ts";
 import type { RunContext } from "./loop.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage } from "./types.ts";
 

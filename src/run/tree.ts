@@ -1,7 +1,7 @@
 // The calls a paused run waits for, across its tree of child runs (agent tools), and how the
 // answers `resume` is given reach the level each call waits at.
 
-import { ResumeError } from "../errors.ts";
+import { ResumeError } from "../core/errors.ts";
 import type { PausedCall, PendingToolCall, ResumeOptions, RunState } from "./types.ts";
 
 /** One call waiting somewhere in the tree. */

@@ -1,8 +1,8 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Prompt } from "../agent.ts";
-import type { Message, ToolResultBlock, Usage } from "../model/messages.ts";
+import type { Message, ToolResultBlock, Usage } from "../core/messages.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import type { Model, ModelSettings } from "../model/model.ts";
-import type { SessionStore } from "../sessions/types.ts";
 import type { JsonSchema } from "../tools/schema.ts";
 import type {
   ApprovalHandler,

@@ -4,10 +4,10 @@ import { lstat, readFile, unlink } from "node:fs/promises";
 import path from "node:path";
 import { isInside } from "../builtin/workspace.ts";
 import { writeFileInside } from "../builtin/workspace-write.ts";
-import { RewindError } from "../errors.ts";
+import { RewindError } from "../core/errors.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import { isProtectedPath } from "../permissions/protected.ts";
 import { requireSession } from "./session-view.ts";
-import type { SessionStore } from "./types.ts";
 
 export interface RewindResult {
   /** Workspace-relative paths written back to their content at the checkpoint, sorted. */

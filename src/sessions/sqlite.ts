@@ -2,13 +2,13 @@
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import type BetterSqlite3 from "better-sqlite3";
-import { ConfigurationError, SessionConflictError, SessionStoreError } from "../errors.ts";
-import { assertKnownOptions, assertOneOf, describeValue } from "../options.ts";
+import { ConfigurationError, SessionConflictError, SessionStoreError } from "../core/errors.ts";
+import { assertKnownOptions, assertOneOf, describeValue } from "../core/options.ts";
+import type { SessionInfo, SessionStore } from "../core/session-store.ts";
 import { loadPeer, type Peer, peerError } from "./peer.ts";
-import type { SessionInfo, SessionStore } from "./types.ts";
 import { assertSeq, assertSessionId, checkEntries, readAfter, storeFailure } from "./validate.ts";
 
-export type { SessionInfo, SessionStore } from "./types.ts";
+export type { SessionInfo, SessionStore } from "../core/session-store.ts";
 
 export interface SqliteStoreOptions {
   /** The database file (its directory is created), or `":memory:"` for one in this process only. */

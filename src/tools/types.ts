@@ -1,4 +1,4 @@
-import type { ToolResultContentBlock } from "../model/messages.ts";
+import type { ToolResultContentBlock } from "../core/messages.ts";
 import type { AgentRuntime } from "../run/link.ts";
 import type { JsonSchema, ValidationOutcome } from "./schema.ts";
 
