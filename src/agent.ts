@@ -54,7 +54,10 @@ import type {
   SessionTarget,
   Steering,
 } from "./run/types.ts";
-import { assertPrompt, type UserContent } from "./run/user-content.ts";
+import { assertPrompt, type Prompt } from "./run/user-content.ts";
+
+export type { Prompt };
+
 import { isProcessLocal } from "./sessions/memory-store.ts";
 import {
   checkHistory,
@@ -66,9 +69,6 @@ import {
   requireStore,
 } from "./sessions/open-run.ts";
 import { type RewindResult, rewindFiles } from "./sessions/rewind.ts";
-
-/** What a run starts from: text, or content blocks (text and images only) for the first user message. */
-export type Prompt = UserContent;
 
 /**
  * What `agent.stream()` returns: the run's events (ending with `result`), and `steer()` /

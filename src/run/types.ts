@@ -1,5 +1,4 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import type { Prompt } from "../agent.ts";
 import type { Message, ToolResultBlock, Usage } from "../core/messages.ts";
 import type { SessionStore } from "../core/session-store.ts";
 import type { Model, ModelSettings } from "../model/model.ts";
@@ -13,6 +12,7 @@ import type {
   ToolResult,
 } from "../tools/types.ts";
 import type { McpServerStatus, ToolSource } from "./tool-source.ts";
+import type { Prompt } from "./user-content.ts";
 
 // ---------------------------------------------------------------- batch policy
 

@@ -11,6 +11,9 @@ import type { QueuedMessage } from "./types.ts";
 export type UserBlock = TextBlock | ImageBlock;
 export type UserContent = string | UserBlock[];
 
+/** What a run starts from: text, or content blocks (text and images only) for the first user message. */
+export type Prompt = UserContent;
+
 const TEXT_KEYS = new Set(["type", "text"]);
 const IMAGE_KEYS = new Set(["type", "source"]);
 const BASE64_KEYS = new Set(["type", "media_type", "data"]);
