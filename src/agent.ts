@@ -12,7 +12,7 @@ import {
   type RunBackground,
   runBackground,
 } from "./builtin/background.ts";
-import type { BuiltinEnvironment, Workspace } from "./builtin/environment.ts";
+import type { BuiltinEnvironment } from "./builtin/environment.ts";
 import { BUILTIN_TOOL_NAMES, builtinTools } from "./builtin/index.ts";
 import { probeSandbox, sandboxPolicy } from "./builtin/sandbox.ts";
 import { createWorkspace } from "./builtin/workspace.ts";
@@ -55,6 +55,7 @@ import type {
   Steering,
 } from "./run/types.ts";
 import { assertPrompt, type Prompt } from "./run/user-content.ts";
+import type { Workspace } from "./tools/workspace.ts";
 
 export type { Prompt };
 

@@ -2,7 +2,6 @@
 // its result means for the parent (design/agents.md, "Call mode" and "Permissions").
 
 import { randomUUID } from "node:crypto";
-import type { Workspace } from "../builtin/environment.ts";
 import { describeThrown, ResumeError } from "../core/errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import type { CallRecord } from "../run/call.ts";
@@ -19,6 +18,7 @@ import { type RestoredRun, restoreRun, totalUsageOf } from "../run/state.ts";
 import type { AgentEvent, ResumeOptions, RunState, SDKResultMessage } from "../run/types.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import type { ApprovalHandler, ToolHandlerReturn, ToolResult } from "../tools/types.ts";
+import type { Workspace } from "../tools/workspace.ts";
 import type { AgentHandle } from "./registry.ts";
 
 /** What one agent tool knows about the child it starts. */

@@ -2,10 +2,10 @@
 // configuration and workspace, and how to assemble it again narrowed or hardened.
 
 import type { Agent, Prompt } from "../agent.ts";
-import type { Workspace } from "../builtin/environment.ts";
 import type { SessionStore } from "../core/session-store.ts";
 import type { EngineConfig, Restrictions } from "../run/config.ts";
 import type { RunOptions, SDKResultMessage } from "../run/types.ts";
+import type { Workspace } from "../tools/workspace.ts";
 
 export interface AgentHandle {
   config: EngineConfig;

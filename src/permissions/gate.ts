@@ -1,8 +1,8 @@
 import { type BuiltinPermission, builtinInfo } from "../builtin/define.ts";
-import type { Workspace } from "../builtin/environment.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import type { PermissionDecision, PermissionLayer } from "../run/config.ts";
 import type { ToolDefinition } from "../tools/types.ts";
+import type { Workspace } from "../tools/workspace.ts";
 import {
   allowsAnything,
   analyzeCommand,

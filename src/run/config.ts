@@ -1,4 +1,3 @@
-import type { Workspace } from "../builtin/environment.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import {
   AGENT_OPTION_KEYS,
@@ -20,6 +19,7 @@ import type {
   SandboxPolicy,
   ToolDefinition,
 } from "../tools/types.ts";
+import type { Workspace } from "../tools/workspace.ts";
 import { DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
 import { type ContextSettings, checkContextOptions, checkModelSettings } from "./settings.ts";
