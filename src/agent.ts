@@ -33,7 +33,6 @@ import { ANTHROPIC_DEFAULT_MODEL } from "./model/anthropic.ts";
 import { modelFromName } from "./model/by-name.ts";
 import { createPermissionGate, type PermissionGate } from "./permissions/gate.ts";
 import { checkHardenedPreset, checkHardenedServers } from "./permissions/preset.ts";
-import { wildcard } from "./permissions/rules.ts";
 import { checkSharedSecret, resolveApprovalSecret } from "./run/approval-secret.ts";
 import { EventChannel } from "./run/channel.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "./run/config.ts";
@@ -41,6 +40,7 @@ import { runLoop } from "./run/loop.ts";
 import { newRun, unheard } from "./run/new-run.ts";
 import { type RestoredRun, restoreRun } from "./run/state.ts";
 import { queueOf, SteeringQueue } from "./run/steering.ts";
+import { wildcard } from "./run/tool-filters.ts";
 import { configWithSources, type SourceTools } from "./run/tool-source.ts";
 import type {
   AgentEvent,

@@ -1,6 +1,7 @@
 import { type BuiltinPermission, builtinInfo } from "../builtin/define.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import type { PermissionDecision, PermissionLayer } from "../run/config.ts";
+import { wildcard } from "../run/tool-filters.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 import type { Workspace } from "../tools/workspace.ts";
 import {
@@ -23,7 +24,6 @@ import {
   type PermissionRules,
   parseRule,
   type RuleBehavior,
-  wildcard,
 } from "./rules.ts";
 
 /** The permission gate of one agent, built at assembly from its rules (DESIGN "the contract"). */

@@ -11,7 +11,6 @@ import {
   TOOL_EXECUTION_KEYS,
 } from "../core/options.ts";
 import { isModel, type Model, type ModelSettings, type ModelToolSpec } from "../model/model.ts";
-import { wildcard } from "../permissions/rules.ts";
 import { isToolDefinition, runtimeOf } from "../tools/definition.ts";
 import type {
   ApprovalHandler,
@@ -23,6 +22,7 @@ import type { Workspace } from "../tools/workspace.ts";
 import { DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
 import { type ContextSettings, checkContextOptions, checkModelSettings } from "./settings.ts";
+import { admitted, restrictionsOf, toolFilters } from "./tool-filters.ts";
 import { isToolSource, type ToolSource } from "./tool-source.ts";
 import type { AgentHooks, AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./types.ts";
 
@@ -349,65 +349,6 @@ function collectTools(
     tools.set(tool.name, tool);
   });
   return tools;
-}
-
-interface ToolFilters {
-  allowed?: ((name: string) => boolean)[];
-  disallowed: ((name: string) => boolean)[];
-  /** `Tool(pattern)` entries of disallowedTools: deny rules, not filters. */
-  denyRules: { text: string; index: number }[];
-}
-
-/**
- * allowedTools / disallowedTools: tool names with `*` wildcards; they decide only what the model
- * sees and grant nothing. Unknown names are ignored (seed 002 lists a `read_file` that may not
- * exist). A `Tool(pattern)` entry in allowedTools counts as its tool's name.
- */
-function toolFilters(options: AgentOptions, prefix: string): ToolFilters {
-  const read = (list: unknown, name: string): string[] | undefined => {
-    if (list === undefined) return undefined;
-    if (!Array.isArray(list) || list.some((entry) => typeof entry !== "string")) {
-      throw new ConfigurationError(
-        `${prefix}: ${name} must be an array of tool names, received ${describeValue(list)}.`,
-      );
-    }
-    return list as string[];
-  };
-  const nameOf = (entry: string) => entry.replace(/\(.*\)$/s, "");
-  const allowed = read(options.allowedTools, "allowedTools");
-  const disallowed = read(options.disallowedTools, "disallowedTools") ?? [];
-  return {
-    ...(allowed ? { allowed: allowed.map((entry) => wildcard(nameOf(entry))) } : {}),
-    disallowed: disallowed.filter((entry) => !entry.includes("(")).map(wildcard),
-    denyRules: disallowed
-      .map((text, index) => ({ text, index }))
-      .filter(({ text }) => text.includes("(")),
-  };
-}
-
-function admitted(
-  name: string,
-  filters: ToolFilters,
-  permissions: PermissionLayer | undefined,
-  tool: ToolDefinition | undefined,
-): boolean {
-  if (filters.allowed && !filters.allowed.some((matches) => matches(name))) return false;
-  if (filters.disallowed.some((matches) => matches(name))) return false;
-  return !permissions?.hides(name, tool);
-}
-
-/** The agent's own deny and ask rules and hidden names, as a handoff carries them. */
-function restrictionsOf(options: AgentOptions): Restrictions {
-  const disallowed = (options.disallowedTools ?? []) as string[];
-  return {
-    deny: [
-      ...((options.permissions?.deny ?? []) as string[]),
-      ...disallowed.filter((entry) => entry.includes("(")),
-    ],
-    ask: [...((options.permissions?.ask ?? []) as string[])],
-    hidden: disallowed.filter((entry) => !entry.includes("(")),
-    ...(options.allowedTools ? { allowed: [[...(options.allowedTools as string[])]] } : {}),
-  };
 }
 
 /** Whether two calls of one reply could ever run at the same time under this configuration. */
