@@ -9,7 +9,7 @@ import {
   assertPositiveInteger,
   describeValue,
 } from "../core/options.ts";
-import type { AgentRuntime } from "../run/link.ts";
+import { type AgentRuntime, asAgentTool } from "../run/link.ts";
 import type { SDKResultMessage } from "../run/types.ts";
 import { createToolDefinition } from "../tools/definition.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
@@ -123,29 +123,31 @@ export function agentTool(
       runChild(spec, record, (record.input as { prompt: string }).prompt, parent, signal, resume),
     restore: (call, parent, answers) => restoreChild(spec, call, parent, answers),
   };
-  return createToolDefinition({
-    owner: prefix,
-    name,
-    description: given.description,
-    inputSchema: {
-      type: "object",
-      properties: {
-        prompt: {
-          type: "string",
-          description: `The task for ${name}, complete in itself: it sees nothing of this conversation.`,
+  return asAgentTool(
+    createToolDefinition({
+      owner: prefix,
+      name,
+      description: given.description,
+      inputSchema: {
+        type: "object",
+        properties: {
+          prompt: {
+            type: "string",
+            description: `The task for ${name}, complete in itself: it sees nothing of this conversation.`,
+          },
         },
+        required: ["prompt"],
+        additionalProperties: false,
       },
-      required: ["prompt"],
-      additionalProperties: false,
-    },
-    options: toolOptions(given),
-    runtime: {
-      validate: (input) => checkInput(input, { prompt: "string" }),
-      toResult: toolResultFromReturn,
-      timeoutBehavior: "error_result",
-      agent: runtime,
-    },
-  }) as ToolDefinition<{ prompt: string }>;
+      options: toolOptions(given),
+      runtime: {
+        validate: (input) => checkInput(input, { prompt: "string" }),
+        toResult: toolResultFromReturn,
+        timeoutBehavior: "error_result",
+      },
+    }),
+    runtime,
+  ) as ToolDefinition<{ prompt: string }>;
 }
 
 /**
@@ -238,25 +240,27 @@ export function delegateTool(
         : '"call": wait for the answer.',
     },
   };
-  return createToolDefinition({
-    owner: prefix,
-    name,
-    description,
-    inputSchema: {
-      type: "object",
-      properties,
-      required: ["agent", "prompt"],
-      additionalProperties: false,
-    },
-    options: toolOptions(given),
-    runtime: {
-      validate: (input) =>
-        checkInput(input, { agent: keys, prompt: "string", mode: modes }, ["agent", "prompt"]),
-      toResult: toolResultFromReturn,
-      timeoutBehavior: "error_result",
-      agent: runtime,
-    },
-  }) as ToolDefinition<DelegateInput>;
+  return asAgentTool(
+    createToolDefinition({
+      owner: prefix,
+      name,
+      description,
+      inputSchema: {
+        type: "object",
+        properties,
+        required: ["agent", "prompt"],
+        additionalProperties: false,
+      },
+      options: toolOptions(given),
+      runtime: {
+        validate: (input) =>
+          checkInput(input, { agent: keys, prompt: "string", mode: modes }, ["agent", "prompt"]),
+        toResult: toolResultFromReturn,
+        timeoutBehavior: "error_result",
+      },
+    }),
+    runtime,
+  ) as ToolDefinition<DelegateInput>;
 }
 
 /** The handle of an agent, or of a definition assembled now (its own options checked strictly). */

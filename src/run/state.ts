@@ -12,7 +12,7 @@ import { APPROVAL_SECRET_ENV } from "./approval-secret.ts";
 import { type CallRecord, errorResult, newCallRecord, resultFromValue } from "./call.ts";
 import type { EngineConfig, PermissionDecision } from "./config.ts";
 import { toJsonValue } from "./json.ts";
-import { type ChildResume, type RunLink, rootLink } from "./link.ts";
+import { agentRuntimeOf, type ChildResume, type RunLink, rootLink } from "./link.ts";
 import type { RunContext } from "./loop.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import { applyApproval } from "./prepare-call.ts";
@@ -266,7 +266,7 @@ export async function restoreRun(
         continue;
       }
       if (call.reason === "child") {
-        const agent = record.runtime.agent;
+        const agent = agentRuntimeOf(tool);
         if (!agent)
           throw new ResumeError(
             `resume: the paused call "${call.id}" waits in a child run, but "${call.name}" is not an agent tool here.`,
