@@ -62,8 +62,9 @@ export interface ParentRun {
 }
 
 /**
- * What an agent tool adds to a tool (src/agents implements it, and marks the tool with
- * `asAgentTool`): the engine calls `invoke` where it would call a handler, and `restore` where `resume` checks a waiting call.
+ * What an agent tool adds to a tool (src/agents implements it and marks the tool with
+ * `asAgentTool`): the engine calls `invoke` where it would call a handler, and `restore` where
+ * `resume` checks a waiting call.
  */
 export interface AgentRuntime {
   /** The agents this tool can start, by the name calls give them (checked at the parent's assembly). */
