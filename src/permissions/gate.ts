@@ -1,7 +1,7 @@
-import { type BuiltinPermission, builtinInfo } from "../builtin/define.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import type { PermissionDecision, PermissionLayer } from "../run/config.ts";
 import { wildcard } from "../run/tool-filters.ts";
+import { type BuiltinPermission, builtinInfo } from "../tools/builtin-mark.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 import type { Workspace } from "../tools/workspace.ts";
 import {
