@@ -248,6 +248,7 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
     ...(approvalSecret !== undefined ? { approvalSecret } : {}),
     builtins: choice.builtins ? builtinTools(environment) : [],
     modelFactory: modelByName,
+    trace: async (start) => (await import("./tracing/otel.ts")).otelTrace(start),
     background,
     ...(hardened
       ? {

@@ -24,6 +24,7 @@ import { type OutputSpec, resolveOutput } from "./output.ts";
 import { type ContextSettings, checkContextOptions, checkModelSettings } from "./settings.ts";
 import { admitted, restrictionsOf, toolFilters } from "./tool-filters.ts";
 import { isToolSource, type ToolSource } from "./tool-source.ts";
+import type { TraceLoader, Tracing } from "./trace.ts";
 import type { AgentHooks, AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./types.ts";
 
 export const DEFAULT_MAX_TURNS = 100;
@@ -104,6 +105,8 @@ export interface Resolution {
   sandbox?: () => Promise<SandboxPolicy>;
   /** The seals' key, resolved by the assembly (approval-secret.ts); undefined: the process's own. */
   approvalSecret?: string;
+  /** Loads the tracing code for an agent with a `tracer` (the assembly gives src/tracing's). */
+  trace?: TraceLoader;
 }
 
 /** Everything the engine reads, resolved once per agent. */
@@ -133,7 +136,7 @@ export interface EngineConfig {
   /** Typed final output. */
   output?: OutputSpec;
   /** An OpenTelemetry tracer (`tracer`): the run, its model calls and tool calls become spans. */
-  tracer?: unknown;
+  tracing?: Tracing;
   /** Tool sources (`mcpServers`) by name: their tools join each run before its model calls. */
   sources?: { name: string; source: ToolSource }[];
   /** Under the hardened preset. */
@@ -236,6 +239,12 @@ export function resolveConfig(
     throw new ConfigurationError(
       `${prefix}: tracer must be an OpenTelemetry Tracer (trace.getTracer("my-app") from @opentelemetry/api), received ${describeValue(options.tracer)}.`,
     );
+  let tracing: Tracing | undefined;
+  if (options.tracer !== undefined) {
+    if (!resolution.trace)
+      throw new ConfigurationError(`${prefix}: tracer is not supported here (no run is traced).`);
+    tracing = { tracer: options.tracer, start: resolution.trace };
+  }
 
   return {
     id: options.id,
@@ -244,7 +253,7 @@ export function resolveConfig(
     context,
     ...(output ? { output } : {}),
     ...(sources ? { sources } : {}),
-    ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
+    ...(tracing ? { tracing } : {}),
     modelFactory: resolution.modelFactory,
     modelName: options.modelName,
     system,

@@ -128,7 +128,7 @@ async function loop(
   run.emit(start);
   if (run.config.sandbox) run.sandbox = await run.config.sandbox();
   const model = resolveModel(run.config);
-  if (run.config.tracer !== undefined && "stream" in model) await traceRun(run, model);
+  if (run.config.tracing && "stream" in model) await traceRun(run, model, run.config.tracing);
   // Write-ahead (a): the prompt is logged before the first model call of a new run.
   if (!restored && !recovery) await run.journal?.input(run.messages.at(-1)!);
   let outcome: TurnOutcome = { kind: "continue" };
