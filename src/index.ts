@@ -1,9 +1,11 @@
-export type { Agent, AgentDefinition, AgentRun, Prompt, QueryOptions } from "./agent.ts";
-export { createAgent, createBareAgent, defineAgent, query } from "./agent.ts";
+export type { Agent, AgentDefinition, AgentRun } from "./agents/agent.ts";
 export type { AgentToolOptions, DelegateInput, DelegateToolOptions } from "./agents/agent-tool.ts";
 export { agentTool, delegateTool } from "./agents/agent-tool.ts";
+export { createAgent, createBareAgent, defineAgent } from "./agents/assemble.ts";
 export type { Mailbox, MailboxMessage, MailboxPost } from "./agents/mailbox.ts";
 export { createMailbox } from "./agents/mailbox.ts";
+export type { QueryOptions } from "./agents/query.ts";
+export { query } from "./agents/query.ts";
 export type { RunNextOptions } from "./agents/run-next.ts";
 export {
   AbortError,
@@ -91,6 +93,7 @@ export type {
   ToolHookContext,
   ToolResultHookContext,
 } from "./run/types.ts";
+export type { Prompt } from "./run/user-content.ts";
 export { forkSession, type LoadedSession, loadSession } from "./sessions/fork.ts";
 export { memoryStore } from "./sessions/memory-store.ts";
 export type { RewindResult } from "./sessions/rewind.ts";

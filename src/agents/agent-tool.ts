@@ -1,7 +1,5 @@
 // agentTool() and delegateTool(): agents behind ordinary tools (seeds 000/001, design/agents.md).
 
-import type { Agent, AgentDefinition } from "../agent.ts";
-import { createBareAgent } from "../agent.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import {
   assertFunction,
@@ -15,6 +13,8 @@ import { createToolDefinition } from "../tools/definition.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import type { JsonSchema, ValidationIssue, ValidationOutcome } from "../tools/schema.ts";
 import type { ToolDefinition, ToolHandlerReturn, ToolSecurity } from "../tools/types.ts";
+import type { Agent, AgentDefinition } from "./agent.ts";
+import { createBareAgent } from "./assemble.ts";
 import { type ChildSpec, restoreChild, runChild } from "./child.ts";
 import { isMailbox, type Mailbox } from "./mailbox.ts";
 import { type AgentHandle, handleOf } from "./registry.ts";

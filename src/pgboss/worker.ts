@@ -4,7 +4,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createBareAgent } from "../agent.ts";
+import { createBareAgent } from "../agents/assemble.ts";
 import { type AgentHandle, handleOf } from "../agents/registry.ts";
 import { AbortError, ConfigurationError, SessionStoreError } from "../core/errors.ts";
 import { assertKnownOptions, describeValue } from "../core/options.ts";
