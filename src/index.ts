@@ -62,36 +62,38 @@ export type {
 } from "./model/model.ts";
 export type { OpenAIOptions } from "./model/openai.ts";
 export { openai } from "./model/openai.ts";
+export type {
+  AgentHooks,
+  AgentOptions,
+  ConcurrencyMode,
+  ContextOptions,
+  ModelCallChange,
+  ModelCallContext,
+  OutputOf,
+  OutputSchema,
+  ResumeOptions,
+  RunOptions,
+  SessionTarget,
+  Steering,
+  ToolBatchDecision,
+  ToolBatchPolicy,
+  ToolHookContext,
+  ToolResultHookContext,
+} from "./run/agent-options.ts";
 export type { Restrictions } from "./run/config.ts";
 export { PARALLEL_CALLS_HINT } from "./run/config.ts";
 export { createSteering } from "./run/steering.ts";
 export type { McpServerStatus } from "./run/tool-source.ts";
 export type {
   AgentEvent,
-  AgentHooks,
-  AgentOptions,
-  ConcurrencyMode,
-  ContextOptions,
   ErrorInfo,
-  ModelCallChange,
-  ModelCallContext,
-  OutputOf,
-  OutputSchema,
   PendingToolCall,
   QueuedMessage,
-  ResumeOptions,
   RunEvent,
-  RunOptions,
   RunState,
   SDKResultMessage,
-  SessionTarget,
-  Steering,
   Step,
   StepToolCall,
-  ToolBatchDecision,
-  ToolBatchPolicy,
-  ToolHookContext,
-  ToolResultHookContext,
 } from "./run/types.ts";
 export type { Prompt } from "./run/user-content.ts";
 export { forkSession, type LoadedSession, loadSession } from "./sessions/fork.ts";

@@ -7,22 +7,20 @@ import { ConfigurationError } from "../core/errors.ts";
 import type { Message } from "../core/messages.ts";
 import { assertKnownOptions, RESUME_OPTION_KEYS, RUN_OPTION_KEYS } from "../core/options.ts";
 import type { SessionStore } from "../core/session-store.ts";
+import type {
+  AgentOptions,
+  OutputSchema,
+  ResumeOptions,
+  RunOptions,
+  SessionTarget,
+  Steering,
+} from "../run/agent-options.ts";
 import type { EngineConfig } from "../run/config.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
 import { restoreRun } from "../run/state.ts";
 import { queueOf, SteeringQueue } from "../run/steering.ts";
-import type {
-  AgentEvent,
-  AgentOptions,
-  OutputSchema,
-  ResumeOptions,
-  RunOptions,
-  RunState,
-  SDKResultMessage,
-  SessionTarget,
-  Steering,
-} from "../run/types.ts";
+import type { AgentEvent, RunState, SDKResultMessage } from "../run/types.ts";
 import { assertPrompt, type Prompt } from "../run/user-content.ts";
 import {
   checkHistory,

@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import { describeThrown, ResumeError } from "../core/errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
+import type { ResumeOptions } from "../run/agent-options.ts";
 import type { CallRecord } from "../run/call.ts";
 import type {
   EngineConfig,
@@ -15,7 +16,7 @@ import type { AgentOutcome, ChildResume, ParentRun, RunLink } from "../run/link.
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
 import { type RestoredRun, restoreRun, totalUsageOf } from "../run/state.ts";
-import type { AgentEvent, ResumeOptions, RunState, SDKResultMessage } from "../run/types.ts";
+import type { AgentEvent, RunState, SDKResultMessage } from "../run/types.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import type { ApprovalHandler, ToolHandlerReturn, ToolResult } from "../tools/types.ts";
 import type { Workspace } from "../tools/workspace.ts";

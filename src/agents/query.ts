@@ -1,7 +1,13 @@
 // query(): the one-shot streaming form, an agent made for one run.
 
 import { assertKnownOptions, QUERY_OPTION_KEYS } from "../core/options.ts";
-import type { AgentOptions, OutputOf, OutputSchema, RunOptions, Steering } from "../run/types.ts";
+import type {
+  AgentOptions,
+  OutputOf,
+  OutputSchema,
+  RunOptions,
+  Steering,
+} from "../run/agent-options.ts";
 import type { Prompt } from "../run/user-content.ts";
 import type { AgentRun } from "./agent.ts";
 import { createAgent } from "./assemble.ts";

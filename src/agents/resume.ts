@@ -3,6 +3,7 @@
 
 import type { RunBackground } from "../builtin/background.ts";
 import type { SessionStore } from "../core/session-store.ts";
+import type { ResumeOptions } from "../run/agent-options.ts";
 import type { EngineConfig } from "../run/config.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
@@ -10,7 +11,7 @@ import type { RestoredRun } from "../run/state.ts";
 import { restoreRun } from "../run/state.ts";
 import { SteeringQueue } from "../run/steering.ts";
 import { configWithSources, type SourceTools } from "../run/tool-source.ts";
-import type { AgentEvent, ResumeOptions, SDKResultMessage } from "../run/types.ts";
+import type { AgentEvent, SDKResultMessage } from "../run/types.ts";
 import { openSessionResume } from "../sessions/open-run.ts";
 
 /**

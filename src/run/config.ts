@@ -19,13 +19,18 @@ import type {
   ToolDefinition,
 } from "../tools/types.ts";
 import type { Workspace } from "../tools/workspace.ts";
+import type {
+  AgentHooks,
+  AgentOptions,
+  ConcurrencyMode,
+  ToolBatchPolicy,
+} from "./agent-options.ts";
 import { DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
 import { type ContextSettings, checkContextOptions, checkModelSettings } from "./settings.ts";
 import { admitted, restrictionsOf, toolFilters } from "./tool-filters.ts";
 import { isToolSource, type ToolSource } from "./tool-source.ts";
 import type { TraceLoader, Tracing } from "./trace.ts";
-import type { AgentHooks, AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./types.ts";
 
 export const DEFAULT_MAX_TURNS = 100;
 export const DEFAULT_MAX_CONCURRENCY = 10;

@@ -3,9 +3,10 @@
 
 import { emptyUsage, type Usage } from "../core/messages.ts";
 import type { ApprovalHandler, ToolDefinition, ToolResult } from "../tools/types.ts";
+import type { ResumeOptions } from "./agent-options.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import type { EngineConfig } from "./config.ts";
-import type { PendingToolCall, ResumeOptions, RunState } from "./types.ts";
+import type { PendingToolCall, RunState } from "./types.ts";
 
 export const DEFAULT_MAX_DEPTH = 3;
 

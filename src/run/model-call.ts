@@ -11,11 +11,12 @@ import {
   type ModelToolSpec,
 } from "../model/model.ts";
 import type { ToolDefinition } from "../tools/types.ts";
+import type { ModelCallChange } from "./agent-options.ts";
 import { type Compacted, compact, contextMemory } from "./context.ts";
 import type { RunContext } from "./loop.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import { checkModelSettings, requestSettings } from "./settings.ts";
-import type { ErrorInfo, ModelCallChange } from "./types.ts";
+import type { ErrorInfo } from "./types.ts";
 
 export type PreparedCall =
   | {

@@ -10,7 +10,7 @@ import {
 } from "../core/options.ts";
 import type { ModelSettings } from "../model/model.ts";
 import { isModel, type Model } from "../model/model.ts";
-import type { ContextOptions } from "./types.ts";
+import type { ContextOptions } from "./agent-options.ts";
 
 /** Checks `modelSettings` (of an agent, or returned by `beforeModelCall`); throws `ConfigurationError`. */
 export function checkModelSettings(

@@ -8,6 +8,7 @@ import {
 } from "../core/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
+import type { ResumeOptions } from "./agent-options.ts";
 import { APPROVAL_SECRET_ENV } from "./approval-secret.ts";
 import { type CallRecord, errorResult, newCallRecord, resultFromValue } from "./call.ts";
 import type { EngineConfig, PermissionDecision } from "./config.ts";
@@ -19,7 +20,7 @@ import { applyApproval } from "./prepare-call.ts";
 import { batchDigest, callTuple, sealCall, sealMatches, sealValue } from "./seal.ts";
 import { checkStateStory } from "./state-check.ts";
 import { routeAnswers } from "./tree.ts";
-import type { PausedCall, QueuedMessage, ResumeOptions, RunState, Step } from "./types.ts";
+import type { PausedCall, QueuedMessage, RunState, Step } from "./types.ts";
 import { queuedOf } from "./user-content.ts";
 
 /** What `restoreRun` hands the loop: the run so far, and the records of an interrupted batch. */

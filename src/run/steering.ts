@@ -3,7 +3,8 @@
 
 import { ConfigurationError, RunEndedError } from "../core/errors.ts";
 import type { Message } from "../core/messages.ts";
-import type { QueuedMessage, Steering } from "./types.ts";
+import type { Steering } from "./agent-options.ts";
+import type { QueuedMessage } from "./types.ts";
 import { assertPrompt, type UserContent } from "./user-content.ts";
 
 const queues = new WeakMap<Steering, SteeringQueue>();

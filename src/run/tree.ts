@@ -2,7 +2,8 @@
 // answers `resume` is given reach the level each call waits at.
 
 import { ResumeError } from "../core/errors.ts";
-import type { PausedCall, PendingToolCall, ResumeOptions, RunState } from "./types.ts";
+import type { ResumeOptions } from "./agent-options.ts";
+import type { PausedCall, PendingToolCall, RunState } from "./types.ts";
 
 /** One call waiting somewhere in the tree. */
 interface Waiting {
