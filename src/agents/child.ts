@@ -15,7 +15,8 @@ import type {
 import type { AgentOutcome, ChildResume, ParentRun, RunLink } from "../run/link.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
-import { type RestoredRun, restoreRun, totalUsageOf } from "../run/state.ts";
+import { totalUsageOf } from "../run/paused-state.ts";
+import { type RestoredRun, restoreRun } from "../run/state.ts";
 import type { AgentEvent, RunState, SDKResultMessage } from "../run/types.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import type { ApprovalHandler, ToolHandlerReturn, ToolResult } from "../tools/types.ts";
