@@ -6,16 +6,12 @@ import { describeThrown, ResumeError } from "../core/errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import type { ResumeOptions } from "../run/agent-options.ts";
 import type { CallRecord } from "../run/call.ts";
-import type {
-  EngineConfig,
-  PermissionDecision,
-  PermissionLayer,
-  Restrictions,
-} from "../run/config.ts";
+import type { EngineConfig, Restrictions } from "../run/config.ts";
 import type { AgentOutcome, ChildResume, ParentRun, RunLink } from "../run/link.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
 import { totalUsageOf } from "../run/paused-state.ts";
+import type { PermissionDecision, PermissionLayer } from "../run/permission-layer.ts";
 import { type RestoredRun, restoreRun } from "../run/state.ts";
 import type { AgentEvent, RunState, SDKResultMessage } from "../run/types.ts";
 import { toolResultFromReturn } from "../tools/result.ts";

@@ -1,4 +1,4 @@
-import type { PermissionDecision, PermissionLayer } from "../run/config.ts";
+import type { PermissionDecision, PermissionLayer } from "../run/permission-layer.ts";
 import { builtinInfo } from "../tools/builtin-mark.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 import type { Workspace } from "../tools/workspace.ts";

@@ -18,7 +18,6 @@ import type {
   SandboxPolicy,
   ToolDefinition,
 } from "../tools/types.ts";
-import type { Workspace } from "../tools/workspace.ts";
 import type {
   AgentHooks,
   AgentOptions,
@@ -27,6 +26,7 @@ import type {
 } from "./agent-options.ts";
 import { DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
+import type { PermissionLayer } from "./permission-layer.ts";
 import { type ContextSettings, checkContextOptions, checkModelSettings } from "./settings.ts";
 import { admitted, restrictionsOf, toolFilters } from "./tool-filters.ts";
 import { isToolSource, type ToolSource } from "./tool-source.ts";
@@ -50,39 +50,6 @@ export type ModelChoice =
 
 /** Turns a model name into a `Model` (agent.ts gives the Anthropic provider). */
 export type ModelFactory = (choice: Extract<ModelChoice, { kind: "name" }>) => Model;
-
-/** A rule decision for one call (the permission layer's answer). */
-export type PermissionDecision =
-  | { behavior: "allow" }
-  | { behavior: "deny"; message: string }
-  | { behavior: "ask"; reason: string };
-
-/**
- * What the engine asks of the permission layer (src/permissions): the engine knows rules only
- * through this, as it knows providers only through `Model`.
- */
-export interface PermissionLayer {
-  /**
-   * Synchronous where no file system access is needed: a permission check then costs no await.
-   * `base`: the workspace the call's paths are relative to, when it is a child agent's (inside
-   * this layer's own).
-   */
-  decide(
-    tool: ToolDefinition,
-    input: unknown,
-    base?: Workspace,
-  ): PermissionDecision | Promise<PermissionDecision>;
-  /** Deny rules alone, for input an approval rewrote or a resumed state carries. */
-  denial(
-    tool: ToolDefinition,
-    input: unknown,
-    base?: Workspace,
-  ): string | undefined | Promise<string | undefined>;
-  /** Tools a bare deny rule hides from the model (`tool`: the definition, when the layer's agent has none of that name). */
-  hides(name: string, tool?: ToolDefinition): boolean;
-  /** Whether LS, Glob and Grep leave this workspace-relative path out (rules that deny or ask reading it). */
-  hiddenFromSearch?(relative: string, tool: string, base?: Workspace): boolean;
-}
 
 /** The narrowing a handoff carries: deny and ask rules, and tool names hidden (design/agents.md). */
 export interface Restrictions {

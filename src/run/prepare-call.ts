@@ -13,8 +13,9 @@ import {
   isPlainObject,
 } from "./call.ts";
 import { classify, validateInto } from "./call-input.ts";
-import type { EngineConfig, PermissionDecision, PermissionLayer } from "./config.ts";
+import type { EngineConfig } from "./config.ts";
 import { FINAL_OUTPUT } from "./output.ts";
+import type { PermissionDecision, PermissionLayer } from "./permission-layer.ts";
 import type { AgentEvent } from "./types.ts";
 
 /**

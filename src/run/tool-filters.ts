@@ -5,7 +5,8 @@ import { ConfigurationError } from "../core/errors.ts";
 import { describeValue } from "../core/options.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 import type { AgentOptions } from "./agent-options.ts";
-import type { PermissionLayer, Restrictions } from "./config.ts";
+import type { Restrictions } from "./config.ts";
+import type { PermissionLayer } from "./permission-layer.ts";
 
 /** A name or custom-tool pattern as a test: `*` matches any run of characters, the rest literally. */
 export function wildcard(pattern: string): (text: string) => boolean {
