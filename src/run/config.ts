@@ -48,7 +48,7 @@ export type ModelChoice =
   | { kind: "object"; model: Model }
   | { kind: "name"; name: string | undefined; apiKey?: string; baseURL?: string };
 
-/** Turns a model name into a `Model` (agent.ts gives the Anthropic provider). */
+/** Turns a model name into a `Model` (agents/assemble.ts gives the providers by name). */
 export type ModelFactory = (choice: Extract<ModelChoice, { kind: "name" }>) => Model;
 
 /** The narrowing a handoff carries: deny and ask rules, and tool names hidden (design/agents.md). */
@@ -63,7 +63,7 @@ export interface Restrictions {
   allowed?: string[][];
 }
 
-/** What the caller of `resolveConfig` plugs in besides the options (agent.ts gives all of it). */
+/** What the assembly (agents/assemble.ts) plugs in besides the options. */
 export interface Resolution {
   builtins?: readonly ToolDefinition[];
   modelFactory: ModelFactory;
