@@ -2,12 +2,14 @@
  * createAgent, tool and the rest of skein's core.
  * @module skein
  */
-export type { Agent, AgentDefinition, AgentRun, Prompt, QueryOptions } from "./agent.ts";
-export { createAgent, createBareAgent, defineAgent, query } from "./agent.ts";
+export type { Agent, AgentDefinition, AgentRun } from "./agents/agent.ts";
 export type { AgentToolOptions, DelegateInput, DelegateToolOptions } from "./agents/agent-tool.ts";
 export { agentTool, delegateTool } from "./agents/agent-tool.ts";
+export { createAgent, createBareAgent, defineAgent } from "./agents/assemble.ts";
 export type { Mailbox, MailboxMessage, MailboxPost } from "./agents/mailbox.ts";
 export { createMailbox } from "./agents/mailbox.ts";
+export type { QueryOptions } from "./agents/query.ts";
+export { query } from "./agents/query.ts";
 export type { RunNextOptions } from "./agents/run-next.ts";
 export {
   AbortError,
@@ -38,9 +40,7 @@ export {
   SkeinError,
   ToolTimeoutError,
   UnprocessableEntityError,
-} from "./errors.ts";
-export type { AnthropicOptions } from "./model/anthropic.ts";
-export { anthropic } from "./model/anthropic.ts";
+} from "./core/errors.ts";
 export type {
   ContentBlock,
   ImageBlock,
@@ -51,7 +51,10 @@ export type {
   ToolResultContentBlock,
   ToolUseBlock,
   Usage,
-} from "./model/messages.ts";
+} from "./core/messages.ts";
+export type { SessionInfo, SessionStore } from "./core/session-store.ts";
+export type { AnthropicOptions } from "./model/anthropic.ts";
+export { anthropic } from "./model/anthropic.ts";
 export type {
   IncompleteToolCall,
   Model,
@@ -63,41 +66,43 @@ export type {
 } from "./model/model.ts";
 export type { OpenAIOptions } from "./model/openai.ts";
 export { openai } from "./model/openai.ts";
+export type {
+  AgentHooks,
+  AgentOptions,
+  ConcurrencyMode,
+  ContextOptions,
+  ModelCallChange,
+  ModelCallContext,
+  OutputOf,
+  OutputSchema,
+  ResumeOptions,
+  RunOptions,
+  SessionTarget,
+  Steering,
+  ToolBatchDecision,
+  ToolBatchPolicy,
+  ToolHookContext,
+  ToolResultHookContext,
+} from "./run/agent-options.ts";
 export type { Restrictions } from "./run/config.ts";
 export { PARALLEL_CALLS_HINT } from "./run/config.ts";
 export { createSteering } from "./run/steering.ts";
 export type { McpServerStatus } from "./run/tool-source.ts";
 export type {
   AgentEvent,
-  AgentHooks,
-  AgentOptions,
-  ConcurrencyMode,
-  ContextOptions,
   ErrorInfo,
-  ModelCallChange,
-  ModelCallContext,
-  OutputOf,
-  OutputSchema,
   PendingToolCall,
   QueuedMessage,
-  ResumeOptions,
   RunEvent,
-  RunOptions,
   RunState,
   SDKResultMessage,
-  SessionTarget,
-  Steering,
   Step,
   StepToolCall,
-  ToolBatchDecision,
-  ToolBatchPolicy,
-  ToolHookContext,
-  ToolResultHookContext,
 } from "./run/types.ts";
+export type { Prompt } from "./run/user-content.ts";
 export { forkSession, type LoadedSession, loadSession } from "./sessions/fork.ts";
 export { memoryStore } from "./sessions/memory-store.ts";
 export type { RewindResult } from "./sessions/rewind.ts";
-export type { SessionInfo, SessionStore } from "./sessions/types.ts";
 export type { DefineToolOptions, Validator } from "./tools/define-tool.ts";
 export { defineTool } from "./tools/define-tool.ts";
 export type { JsonSchema, ValidationIssue } from "./tools/schema.ts";

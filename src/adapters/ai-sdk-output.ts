@@ -1,6 +1,6 @@
 // ai's `toModelOutput`: what a tool's output becomes for the model, as skein's tool result.
 
-import type { ToolResultContentBlock } from "../model/messages.ts";
+import type { ToolResultContentBlock } from "../core/messages.ts";
 import { InvalidToolResultError, toolResultFromData } from "../tools/result.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { describeArgument, isObject } from "./shape.ts";

@@ -1,6 +1,6 @@
 // The `inputSchema` of a Vercel ai tool, compiled as skein compiles any tool's schema.
 
-import { ConfigurationError, describeThrown, messageForModel } from "../errors.ts";
+import { ConfigurationError, describeThrown, messageForModel } from "../core/errors.ts";
 import {
   type CompiledSchema,
   compileJsonSchema,

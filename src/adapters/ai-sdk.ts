@@ -1,6 +1,6 @@
 // Tools written for Vercel ai (`tool({ description, inputSchema, execute })`), run by skein unchanged.
 
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import { createToolDefinition } from "../tools/definition.ts";
 import type { ToolContext, ToolDefinition, ToolOptions } from "../tools/types.ts";
 import { aiSdkToolResult, fromModelOutput } from "./ai-sdk-output.ts";

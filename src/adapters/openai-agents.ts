@@ -1,7 +1,7 @@
 // Function tools written for OpenAI Agents JS (`tool({ name, description, parameters, execute })`),
 // run by skein unchanged: through the tool's own `invoke`, so its parsing and errorFunction apply.
 
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import { createToolDefinition } from "../tools/definition.ts";
 import { toolResultFromData } from "../tools/result.ts";
 import { compileJsonSchema } from "../tools/schema.ts";

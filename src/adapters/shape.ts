@@ -1,7 +1,7 @@
 // Reading other SDKs' objects by shape: neither SDK is imported, not even for its types.
 
-import { ConfigurationError } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
 import type { TimeoutBehavior, ToolOptions, ToolRuntime, ToolSecurity } from "../tools/types.ts";
 
 /** A plain object (not null, not an array): what a tool of either SDK is. */

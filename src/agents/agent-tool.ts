@@ -1,20 +1,20 @@
 // agentTool() and delegateTool(): agents behind ordinary tools (seeds 000/001, design/agents.md).
 
-import type { Agent, AgentDefinition } from "../agent.ts";
-import { createBareAgent } from "../agent.ts";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import {
   assertFunction,
   assertKnownOptions,
   assertPositiveInteger,
   describeValue,
-} from "../options.ts";
-import type { AgentRuntime } from "../run/link.ts";
+} from "../core/options.ts";
+import { type AgentRuntime, asAgentTool } from "../run/link.ts";
 import type { SDKResultMessage } from "../run/types.ts";
 import { createToolDefinition } from "../tools/definition.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import type { JsonSchema, ValidationIssue, ValidationOutcome } from "../tools/schema.ts";
 import type { ToolDefinition, ToolHandlerReturn, ToolSecurity } from "../tools/types.ts";
+import type { Agent, AgentDefinition } from "./agent.ts";
+import { createBareAgent } from "./assemble.ts";
 import { type ChildSpec, restoreChild, runChild } from "./child.ts";
 import { isMailbox, type Mailbox } from "./mailbox.ts";
 import { type AgentHandle, handleOf } from "./registry.ts";
@@ -123,29 +123,31 @@ export function agentTool(
       runChild(spec, record, (record.input as { prompt: string }).prompt, parent, signal, resume),
     restore: (call, parent, answers) => restoreChild(spec, call, parent, answers),
   };
-  return createToolDefinition({
-    owner: prefix,
-    name,
-    description: given.description,
-    inputSchema: {
-      type: "object",
-      properties: {
-        prompt: {
-          type: "string",
-          description: `The task for ${name}, complete in itself: it sees nothing of this conversation.`,
+  return asAgentTool(
+    createToolDefinition({
+      owner: prefix,
+      name,
+      description: given.description,
+      inputSchema: {
+        type: "object",
+        properties: {
+          prompt: {
+            type: "string",
+            description: `The task for ${name}, complete in itself: it sees nothing of this conversation.`,
+          },
         },
+        required: ["prompt"],
+        additionalProperties: false,
       },
-      required: ["prompt"],
-      additionalProperties: false,
-    },
-    options: toolOptions(given),
-    runtime: {
-      validate: (input) => checkInput(input, { prompt: "string" }),
-      toResult: toolResultFromReturn,
-      timeoutBehavior: "error_result",
-      agent: runtime,
-    },
-  }) as ToolDefinition<{ prompt: string }>;
+      options: toolOptions(given),
+      runtime: {
+        validate: (input) => checkInput(input, { prompt: "string" }),
+        toResult: toolResultFromReturn,
+        timeoutBehavior: "error_result",
+      },
+    }),
+    runtime,
+  ) as ToolDefinition<{ prompt: string }>;
 }
 
 /**
@@ -238,25 +240,27 @@ export function delegateTool(
         : '"call": wait for the answer.',
     },
   };
-  return createToolDefinition({
-    owner: prefix,
-    name,
-    description,
-    inputSchema: {
-      type: "object",
-      properties,
-      required: ["agent", "prompt"],
-      additionalProperties: false,
-    },
-    options: toolOptions(given),
-    runtime: {
-      validate: (input) =>
-        checkInput(input, { agent: keys, prompt: "string", mode: modes }, ["agent", "prompt"]),
-      toResult: toolResultFromReturn,
-      timeoutBehavior: "error_result",
-      agent: runtime,
-    },
-  }) as ToolDefinition<DelegateInput>;
+  return asAgentTool(
+    createToolDefinition({
+      owner: prefix,
+      name,
+      description,
+      inputSchema: {
+        type: "object",
+        properties,
+        required: ["agent", "prompt"],
+        additionalProperties: false,
+      },
+      options: toolOptions(given),
+      runtime: {
+        validate: (input) =>
+          checkInput(input, { agent: keys, prompt: "string", mode: modes }, ["agent", "prompt"]),
+        toResult: toolResultFromReturn,
+        timeoutBehavior: "error_result",
+      },
+    }),
+    runtime,
+  ) as ToolDefinition<DelegateInput>;
 }
 
 /** The handle of an agent, or of a definition assembled now (its own options checked strictly). */

@@ -2,23 +2,21 @@
 // its result means for the parent (design/agents.md, "Call mode" and "Permissions").
 
 import { randomUUID } from "node:crypto";
-import type { Workspace } from "../builtin/environment.ts";
-import { describeThrown, ResumeError } from "../errors.ts";
-import { addUsage, emptyUsage, type Usage } from "../model/messages.ts";
+import { describeThrown, ResumeError } from "../core/errors.ts";
+import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
+import type { ResumeOptions } from "../run/agent-options.ts";
 import type { CallRecord } from "../run/call.ts";
-import type {
-  EngineConfig,
-  PermissionDecision,
-  PermissionLayer,
-  Restrictions,
-} from "../run/config.ts";
+import type { EngineConfig, Restrictions } from "../run/config.ts";
 import type { AgentOutcome, ChildResume, ParentRun, RunLink } from "../run/link.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
-import { type RestoredRun, restoreRun, totalUsageOf } from "../run/state.ts";
-import type { AgentEvent, ResumeOptions, RunState, SDKResultMessage } from "../run/types.ts";
+import { totalUsageOf } from "../run/paused-state.ts";
+import type { PermissionDecision, PermissionLayer } from "../run/permission-layer.ts";
+import { type RestoredRun, restoreRun } from "../run/state.ts";
+import type { AgentEvent, RunState, SDKResultMessage } from "../run/types.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import type { ApprovalHandler, ToolHandlerReturn, ToolResult } from "../tools/types.ts";
+import type { Workspace } from "../tools/workspace.ts";
 import type { AgentHandle } from "./registry.ts";
 
 /** What one agent tool knows about the child it starts. */

@@ -3,8 +3,8 @@
 // job queue): three async methods, string ids, per-recipient order, no callbacks.
 
 import { randomUUID } from "node:crypto";
-import { ConfigurationError } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
 import type { Restrictions } from "../run/config.ts";
 
 export interface MailboxMessage {

@@ -1,10 +1,10 @@
 // Assembly-time checks of the agents an agent's tools can start (design/agents.md, "Permissions").
 
 import path from "node:path";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import { checkHardenedPreset } from "../permissions/preset.ts";
 import type { EngineConfig } from "../run/config.ts";
-import { runtimeOf } from "../tools/definition.ts";
+import { agentRuntimeOf } from "../run/link.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 
 /**
@@ -20,7 +20,7 @@ export function checkAgentTools(
   const seen = new Set<EngineConfig>();
   const visit = (list: Iterable<ToolDefinition>, via: string) => {
     for (const tool of list) {
-      const agent = runtimeOf(tool).agent;
+      const agent = agentRuntimeOf(tool);
       if (!agent) continue;
       for (const [target, child] of agent.targets) {
         if (seen.has(child.config)) continue;
@@ -33,7 +33,7 @@ export function checkAgentTools(
     }
   };
   for (const tool of tools.values()) {
-    const agent = runtimeOf(tool).agent;
+    const agent = agentRuntimeOf(tool);
     if (!agent) continue;
     for (const [target, child] of agent.targets) {
       if (!isInside(parent.root, child.root))

@@ -1,11 +1,13 @@
 // What skein keeps about each agent it assembled, for agent tools and handoffs: its engine
 // configuration and workspace, and how to assemble it again narrowed or hardened.
 
-import type { Agent, Prompt } from "../agent.ts";
-import type { Workspace } from "../builtin/environment.ts";
+import type { SessionStore } from "../core/session-store.ts";
+import type { RunOptions } from "../run/agent-options.ts";
 import type { EngineConfig, Restrictions } from "../run/config.ts";
-import type { RunOptions, SDKResultMessage } from "../run/types.ts";
-import type { SessionStore } from "../sessions/types.ts";
+import type { SDKResultMessage } from "../run/types.ts";
+import type { Prompt } from "../run/user-content.ts";
+import type { Workspace } from "../tools/workspace.ts";
+import type { Agent } from "./agent.ts";
 
 export interface AgentHandle {
   config: EngineConfig;

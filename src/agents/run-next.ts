@@ -1,7 +1,7 @@
 // agent.runNext(mailbox): the receiving end of handoffs.
 
-import { ConfigurationError } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
 import type { Restrictions } from "../run/config.ts";
 import type { SDKResultMessage } from "../run/types.ts";
 import { isMailbox, type Mailbox, type MailboxMessage } from "./mailbox.ts";

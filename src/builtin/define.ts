@@ -1,4 +1,5 @@
-import { messageForModel } from "../errors.ts";
+import { messageForModel } from "../core/errors.ts";
+import { type BuiltinPermission, markBuiltin } from "../tools/builtin-mark.ts";
 import { createToolDefinition } from "../tools/definition.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import { compileJsonSchema, type JsonSchema } from "../tools/schema.ts";
@@ -8,26 +9,6 @@ import type {
   ToolHandlerReturn,
   ToolSecurity,
 } from "../tools/types.ts";
-
-/**
- * How the permission gate reads a built-in call: which rule family governs it and what its
- * rule patterns match against. `Read(...)` rules govern "read" tools, `Edit(...)` rules "edit"
- * tools, `Bash(...)` rules "bash" tools (DESIGN "Permissions and built-ins").
- */
-export type BuiltinPermission<TInput> =
-  | { kind: "read"; paths(input: TInput): string[] }
-  | { kind: "edit"; paths(input: TInput): string[] }
-  | { kind: "bash"; command(input: TInput): string }
-  /** Tools with nothing to guard beyond their name (BashOutput, KillShell). */
-  | { kind: "none" };
-
-/** What marks a tool as built in: the preset and the name checks read it. */
-export interface BuiltinInfo {
-  permission: BuiltinPermission<any>;
-}
-
-/** Built-ins by identity: a private registry, so no app tool can pass itself off as built in. */
-const builtins = new WeakMap<ToolDefinition, BuiltinInfo>();
 
 /**
  * A failure a built-in reports to the model as an error result, with a message written for the
@@ -79,11 +60,6 @@ export function defineBuiltin<TInput>(spec: BuiltinSpec<TInput>): ToolDefinition
       timeoutBehavior: "error_result",
     },
   });
-  builtins.set(definition, { permission: spec.permission });
+  markBuiltin(definition, { permission: spec.permission });
   return definition as ToolDefinition<TInput>;
-}
-
-/** The built-in description of a tool, or undefined for custom tools. */
-export function builtinInfo(tool: ToolDefinition): BuiltinInfo | undefined {
-  return builtins.get(tool);
 }

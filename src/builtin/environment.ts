@@ -1,25 +1,6 @@
 import type { BackgroundTasks } from "../tools/types.ts";
 import { SEARCH_FILTER } from "../tools/types.ts";
-
-/** A path a built-in may touch: canonical, and inside the workspace. */
-export interface ResolvedPath {
-  /** Canonical absolute path (symlinks of existing components resolved). */
-  absolute: string;
-  /** The same path relative to the workspace root, with "/" separators ("" for the root). */
-  relative: string;
-}
-
-/** The workspace root and the one way built-ins turn a model's path into a real one. */
-export interface Workspace {
-  /** Canonical absolute path of the root (the agent's `cwd`). */
-  readonly root: string;
-  /**
-   * Resolves a model-given path, relative to the root or absolute inside it. Throws
-   * `BuiltinToolError` when it leads outside (through `..`, an absolute path or a symlink),
-   * without echoing the host path.
-   */
-  resolve(path: string): Promise<ResolvedPath>;
-}
+import type { Workspace } from "../tools/workspace.ts";
 
 /** The built-ins that open one file the model names, and recheck it once opened. */
 export type PathToolName = "Read" | "Write" | "Edit";

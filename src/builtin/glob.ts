@@ -1,14 +1,10 @@
 import * as fs from "node:fs";
 import path from "node:path";
+import { isInside, type ResolvedPath, type Workspace } from "../tools/workspace.ts";
 import { MATCH_STALL_MS, MatchTooSlowError, runBounded } from "./bounded-match.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
-import {
-  type BuiltinEnvironment,
-  hiddenFor,
-  type ResolvedPath,
-  type Workspace,
-} from "./environment.ts";
-import { hiddenNote, isInside } from "./workspace.ts";
+import { type BuiltinEnvironment, hiddenFor } from "./environment.ts";
+import { hiddenNote } from "./workspace.ts";
 import { echo, fsError, isPathError } from "./workspace-errors.ts";
 
 export const GLOB_MAX_RESULTS = 100;

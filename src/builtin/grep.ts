@@ -1,7 +1,8 @@
 import type { Stats } from "node:fs";
 import { stat } from "node:fs/promises";
+import type { ResolvedPath } from "../tools/workspace.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
-import { type BuiltinEnvironment, hiddenFor, type ResolvedPath } from "./environment.ts";
+import { type BuiltinEnvironment, hiddenFor } from "./environment.ts";
 import { childProcess } from "./node-modules.ts";
 import { hiddenNote } from "./workspace.ts";
 import { codeOf, echo, fsError } from "./workspace-errors.ts";

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { constants } from "node:fs";
 import { lstat } from "node:fs/promises";
 import type { ToolContext } from "../tools/types.ts";
+import type { ResolvedPath } from "../tools/workspace.ts";
 import { BuiltinToolError } from "./define.ts";
-import type { ResolvedPath } from "./environment.ts";
 import { codeOf, echo, fsError } from "./workspace-errors.ts";
 import { openInside } from "./workspace-open.ts";
 

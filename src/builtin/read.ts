@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import type { ToolResultContentBlock } from "../model/messages.ts";
+import type { ToolResultContentBlock } from "../core/messages.ts";
 import { formatBytes, MAX_IMAGE_BYTES } from "../tools/images.ts";
 import type { ToolContext } from "../tools/types.ts";
+import type { ResolvedPath } from "../tools/workspace.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
-import type { BuiltinEnvironment, ResolvedPath } from "./environment.ts";
+import type { BuiltinEnvironment } from "./environment.ts";
 import { recordRead, sha256 } from "./read-records.ts";
 import { recheckOpened } from "./workspace.ts";
 import { echo } from "./workspace-errors.ts";

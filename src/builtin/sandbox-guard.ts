@@ -24,11 +24,11 @@ import { lstat, mkdir, rmdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { PROTECTED_NAMES } from "../permissions/protected.ts";
+import { isWithin } from "../tools/workspace.ts";
 import { BuiltinToolError } from "./define.ts";
 import { type BwrapOptions, bwrapArgs, canonicalExisting } from "./sandbox.ts";
 import { type ProtectedScan, scanProtected, sweepProtected } from "./sandbox-scan.ts";
 import { openUnixSocketFilter } from "./sandbox-seccomp.ts";
-import { isWithin } from "./workspace.ts";
 
 /** Where the seccomp program's descriptor sits in the child (after stdin, stdout, stderr, fd 3). */
 export const SECCOMP_FD = 4;

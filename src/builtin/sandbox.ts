@@ -22,9 +22,9 @@ import { homedir, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import { PROTECTED_NAMES } from "../permissions/protected.ts";
 import type { SandboxPolicy } from "../tools/types.ts";
+import { isWithin } from "../tools/workspace.ts";
 import { childProcess } from "./node-modules.ts";
 import { openUnixSocketFilter } from "./sandbox-seccomp.ts";
-import { isWithin } from "./workspace.ts";
 
 /** Whether Bash can run under bubblewrap here, and if not, why. */
 export interface SandboxProbe {

@@ -1,5 +1,5 @@
 import { isAbsolute } from "node:path";
-import { isWithin } from "./workspace.ts";
+import { isWithin } from "../tools/workspace.ts";
 
 /**
  * Variable names Bash never passes on (case-insensitive), preset or not (DESIGN, RELIABILITY C12).

@@ -1,7 +1,7 @@
 /** Opening a resolved workspace path and checking the descriptor is the entry that was resolved. */
 import { constants } from "node:fs";
 import { type FileHandle, lstat, open, readlink } from "node:fs/promises";
-import type { ResolvedPath } from "./environment.ts";
+import type { ResolvedPath } from "../tools/workspace.ts";
 import { changedError, codeOf, fsError } from "./workspace-errors.ts";
 
 /** Where `/proc/self/fd` lets us name an open descriptor as a path (Linux). */

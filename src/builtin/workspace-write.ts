@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import { type FileHandle, mkdir, open, rename, unlink } from "node:fs/promises";
 import path from "node:path";
-import type { ResolvedPath } from "./environment.ts";
+import type { ResolvedPath } from "../tools/workspace.ts";
 import { codeOf, echo, fsError, isPathError, WorkspacePathError } from "./workspace-errors.ts";
 import { openDirectoryInside } from "./workspace-open.ts";
 

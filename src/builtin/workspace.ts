@@ -2,8 +2,9 @@
 import { realpathSync, type Stats } from "node:fs";
 import { lstat, readlink, realpath } from "node:fs/promises";
 import path from "node:path";
+import { isInside, type ResolvedPath, type Workspace } from "../tools/workspace.ts";
 import { BuiltinToolError } from "./define.ts";
-import type { BuiltinEnvironment, PathToolName, ResolvedPath, Workspace } from "./environment.ts";
+import type { BuiltinEnvironment, PathToolName } from "./environment.ts";
 import {
   changedError,
   codeOf,
@@ -26,16 +27,6 @@ export function createWorkspace(root: string): Workspace {
     root: canonical,
     resolve: (input) => resolveInside(canonical, given, input),
   };
-}
-
-/** True when `relative` (from `path.relative`) stays inside its base (or is the base itself). */
-export function isInside(relative: string): boolean {
-  return relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative);
-}
-
-/** True when `target` is `root` or below it; both absolute, compared lexically (no symlinks). */
-export function isWithin(root: string, target: string): boolean {
-  return isInside(path.relative(root, target));
 }
 
 function toResolved(root: string, absolute: string): ResolvedPath {

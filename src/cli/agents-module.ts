@@ -8,8 +8,8 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { describeValue } from "../core/options.ts";
 import type { SessionStore } from "../index.ts";
-import { describeValue } from "../options.ts";
 import type { PgBossLike, WorkerAgents } from "../pgboss/types.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";

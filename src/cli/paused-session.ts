@@ -3,9 +3,9 @@
 // run paused); what neither can answer leaves the run paused, as it was.
 
 import { handleOf } from "../agents/registry.ts";
+import type { Message } from "../core/messages.ts";
+import { emptyUsage } from "../core/messages.ts";
 import type { Agent, PendingToolCall, SDKResultMessage } from "../index.ts";
-import type { Message } from "../model/messages.ts";
-import { emptyUsage } from "../model/messages.ts";
 import type { ApprovalDecisions, ApprovalOutcome } from "./approve.ts";
 
 /** A paused session as `--continue` finds it in the store. */

@@ -1,3 +1,4 @@
+import { emptyUsage } from "../core/messages.ts";
 import {
   AbortError,
   type Agent,
@@ -7,7 +8,6 @@ import {
   type SDKResultMessage,
   type Steering,
 } from "../index.ts";
-import { emptyUsage } from "../model/messages.ts";
 import { type ApprovalOutcome, askApprovals } from "./approve.ts";
 import { CliError, describeFailure, type FailureContext } from "./failure.ts";
 import { printable } from "./format.ts";

@@ -2,9 +2,9 @@
 // and `skein enqueue` use), each with its state: idle, paused or interrupted as its log says, or
 // queued or running while its latest run is on the queue (the skein_runs board, when present).
 
+import type { SessionStore } from "../core/session-store.ts";
 import { boardOf, type RunRecord } from "../pgboss/board.ts";
 import { POSTGRES_STORE, type PostgresStoreInternals } from "../sessions/postgres.ts";
-import type { SessionStore } from "../sessions/types.ts";
 import { connectionError, databaseUrl, openStore } from "./database.ts";
 import { printSessions, type QueueState } from "./sessions.ts";
 import type { Terminal } from "./terminal.ts";

@@ -3,7 +3,7 @@
 // status line: the renderer shows it, in the status line only.
 
 import { emitKeypressEvents } from "node:readline";
-import { RunEndedError } from "../errors.ts";
+import { RunEndedError } from "../core/errors.ts";
 import type { Steering } from "../index.ts";
 
 /** A terminal's input: as much of `process.stdin` (a `tty.ReadStream`) as steering needs. */

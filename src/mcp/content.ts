@@ -1,7 +1,7 @@
 // MCP tool results to skein's and back (design/mcp.md "Results"): content keeps its order, and
 // nothing is dropped without a note saying what it was.
 
-import type { ToolResultContentBlock } from "../model/messages.ts";
+import type { ToolResultContentBlock } from "../core/messages.ts";
 import { formatBytes, MAX_IMAGE_BYTES } from "../tools/images.ts";
 import type { ToolResult } from "../tools/types.ts";
 

@@ -1,4 +1,4 @@
-import { SkeinError } from "../errors.ts";
+import { SkeinError } from "../core/errors.ts";
 
 /**
  * An MCP server could not be connected, listed or restarted, or failed a call: the message names

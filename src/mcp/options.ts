@@ -1,8 +1,8 @@
 // mcpServer() options, checked strictly (DESIGN point 9, prefix "mcpServer(): "). A `.mcp.json`
 // entry is accepted as is: its transport is inferred from `command` / `url` when `type` is absent.
 
-import { ConfigurationError } from "../errors.ts";
-import { assertKnownOptions, assertOneOf, describeValue, SECURITY_KEYS } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { assertKnownOptions, assertOneOf, describeValue, SECURITY_KEYS } from "../core/options.ts";
 import type { ToolSecurity } from "../tools/types.ts";
 
 /** A server started as a child process, spoken to over its stdin and stdout. */

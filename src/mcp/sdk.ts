@@ -3,7 +3,7 @@
 // missing package is a clear message instead of a failed import.
 
 import { readFileSync } from "node:fs";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 
 type ClientModule = typeof import("@modelcontextprotocol/client");
 type ClientStdioModule = typeof import("@modelcontextprotocol/client/stdio");

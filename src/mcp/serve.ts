@@ -3,11 +3,12 @@
 // signal), so an MCP client reads the same texts an agent's model would. No permission gate
 // applies: the MCP host decides what runs.
 
-import { ConfigurationError } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
 import { type CallEnvironment, errorResult, newCallRecord } from "../run/call.ts";
 import { type EngineConfig, resolveConfig } from "../run/config.ts";
 import { executeCall } from "../run/execute-call.ts";
+import { agentRuntimeOf } from "../run/link.ts";
 import { prepareCall } from "../run/prepare-call.ts";
 import { isToolDefinition, runtimeOf } from "../tools/definition.ts";
 import type { ToolDefinition, ToolResult } from "../tools/types.ts";
@@ -126,7 +127,7 @@ function checkServeOptions(options: ServeMcpOptions): Map<string, ToolDefinition
         `${OWNER}: two tools are named "${tool.name}"; tool names must be unique.`,
       );
     const runtime = runtimeOf(tool);
-    if (runtime.agent)
+    if (agentRuntimeOf(tool))
       throw new ConfigurationError(
         `${OWNER}: "${tool.name}" is an agent tool, which runs inside an agent's run; serve a tool() whose handler calls agent.run() instead.`,
       );

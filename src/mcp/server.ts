@@ -2,7 +2,7 @@
 // first asked for, keeps the connection and its tool list until close(), reconnects once per call
 // after the server died, and tells the engine when the list changed (a ToolSource, src/run/tool-source.ts).
 
-import { ConfigurationError, ToolTimeoutError } from "../errors.ts";
+import { ConfigurationError, ToolTimeoutError } from "../core/errors.ts";
 import { TOOL_SOURCE, type ToolSource } from "../run/tool-source.ts";
 import type { ToolContext, ToolDefinition, ToolResult, ToolSecurity } from "../tools/types.ts";
 import { type Connection, type McpTool, openConnection } from "./connection.ts";

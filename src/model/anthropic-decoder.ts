@@ -6,8 +6,8 @@ import {
   OverloadedError,
   ProtocolError,
   RateLimitError,
-} from "../errors.ts";
-import type { ContentBlock, Usage } from "./messages.ts";
+} from "../core/errors.ts";
+import type { ContentBlock, Usage } from "../core/messages.ts";
 import type { IncompleteToolCall, ModelStreamEvent } from "./model.ts";
 import { parseEventData, type StreamDecoder } from "./transport.ts";
 

@@ -1,6 +1,6 @@
+import type { ContentBlock, Message } from "../core/messages.ts";
 import { AnthropicDecoder } from "./anthropic-decoder.ts";
 import { anthropicOutputSchema } from "./anthropic-schema.ts";
-import type { ContentBlock, Message } from "./messages.ts";
 import type { Model, ModelRequest, ModelStreamEvent, ModelToolSpec } from "./model.ts";
 import {
   lowerCaseKeys,

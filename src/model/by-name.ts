@@ -1,7 +1,7 @@
 // A model given as a string (`createAgent({ model: "gpt-4o" })`, SKEIN_MODEL): which protocol it
 // speaks, read from what users type.
 
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import { anthropic } from "./anthropic.ts";
 import type { Model } from "./model.ts";
 import { openai } from "./openai.ts";

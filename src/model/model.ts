@@ -1,4 +1,4 @@
-import type { Message, Usage } from "./messages.ts";
+import type { Message, Usage } from "../core/messages.ts";
 
 /** A tool as the model sees it: nothing else (no metadata, no security, no functions) crosses this line. */
 export interface ModelToolSpec {

@@ -1,6 +1,11 @@
 import type { EventSourceMessage } from "eventsource-parser";
-import { APIConnectionError, apiErrorFor, InternalServerError, ProtocolError } from "../errors.ts";
-import type { ContentBlock, Usage } from "./messages.ts";
+import {
+  APIConnectionError,
+  apiErrorFor,
+  InternalServerError,
+  ProtocolError,
+} from "../core/errors.ts";
+import type { ContentBlock, Usage } from "../core/messages.ts";
 import type { IncompleteToolCall, ModelStreamEvent } from "./model.ts";
 import { parseEventData, type StreamDecoder } from "./transport.ts";
 

@@ -1,4 +1,4 @@
-import type { ContentBlock, Message, ToolResultBlock } from "./messages.ts";
+import type { ContentBlock, Message, ToolResultBlock } from "../core/messages.ts";
 import type { ModelToolSpec } from "./model.ts";
 import { strictSchema } from "./openai-strict.ts";
 

@@ -1,5 +1,5 @@
-import { ConfigurationError } from "../errors.ts";
-import { assertKnownOptions, assertPositiveInteger, describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { assertKnownOptions, assertPositiveInteger, describeValue } from "../core/options.ts";
 import type { TransportOptions } from "./transport.ts";
 
 /** What every provider factory accepts (DESIGN: provider options). */

@@ -8,7 +8,7 @@ import {
   InternalServerError,
   OverloadedError,
   RateLimitError,
-} from "../errors.ts";
+} from "../core/errors.ts";
 
 /** RELIABILITY contract 2: connection errors, 408, 409, 429, 5xx and overloaded errors are retried; `x-should-retry` decides first. */
 export function shouldRetry(error: unknown): boolean {

@@ -3,7 +3,7 @@
  * what both providers refuse before any request is sent. The wire fields themselves are set by
  * each provider, next to the rest of its request body.
  */
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import type { ModelRequest } from "./model.ts";
 
 export type RequestSettings = NonNullable<ModelRequest["settings"]>;

@@ -5,7 +5,7 @@ import {
   describeThrown,
   ModelError,
   ProtocolError,
-} from "../errors.ts";
+} from "../core/errors.ts";
 import { Attempt } from "./attempt.ts";
 import {
   type BatchedStream,

@@ -1,6 +1,6 @@
 import path from "node:path";
-import { isInside, isWithin } from "../builtin/workspace.ts";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { isInside, isWithin } from "../tools/workspace.ts";
 import { compilePathPattern } from "./path-glob.ts";
 
 /**

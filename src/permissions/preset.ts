@@ -1,5 +1,5 @@
-import { builtinInfo } from "../builtin/define.ts";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { builtinInfo } from "../tools/builtin-mark.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 
 /** Network reach the hardened preset accepts from a custom tool. */

@@ -1,6 +1,6 @@
 // Checks that a rule's tool name names a tool the agent has, and suggests the closest one when not.
 
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import type { PermissionRule } from "./rules.ts";
 
 /**

@@ -1,5 +1,5 @@
-import { ConfigurationError } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
 
 /** One permission rule: `Name` (every call of the tools it names) or `Name(content)`. */
 export interface PermissionRule {
@@ -41,27 +41,6 @@ export function parseRule(text: unknown, where: string): PermissionRule {
     );
   }
   return content === undefined ? { text, name: name! } : { text, name: name!, content };
-}
-
-/** A name or custom-tool pattern as a test: `*` matches any run of characters, the rest literally. */
-export function wildcard(pattern: string): (text: string) => boolean {
-  if (!pattern.includes("*")) return (text) => text === pattern;
-  // Not a regular expression: `^a.*b.*c.*d$` backtracks over every split of a long text (a
-  // 1,600-character ruleContent took 8 s, on the event loop). With `*` as the only wildcard,
-  // each literal part at its leftmost place after the one before is a match whenever one exists.
-  const [first, ...rest] = pattern.split("*");
-  const last = rest.pop()!;
-  return (text) => {
-    const end = text.length - last.length;
-    if (end < first!.length || !text.startsWith(first!) || !text.endsWith(last)) return false;
-    let at = first!.length;
-    for (const part of rest) {
-      const found = text.indexOf(part, at);
-      if (found === -1 || found + part.length > end) return false;
-      at = found + part.length;
-    }
-    return true;
-  };
 }
 
 /** `text` as a regular expression that matches it literally. */

@@ -2,14 +2,15 @@
 // (status, result, cancel request), its events, and the workers serving each agent. The log
 // stays the one record of what a run did; this is what the queue and its watchers need.
 
-import { ConfigurationError } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import {
   POSTGRES_STORE,
   type PostgresPool,
   type PostgresStoreInternals,
 } from "../sessions/postgres.ts";
-import type { SessionStore } from "../sessions/types.ts";
+import { type ListeningClient, sharedListener } from "./listener.ts";
 
 export type RunStatus = "queued" | "running" | "paused" | "ended" | "cancelled";
 
@@ -39,17 +40,6 @@ export interface RunRecord {
 
 /** Notification channels (payloads: a queue name, or a run id). */
 export const CHANNEL = { wake: "skein_wake", run: "skein_run", cancel: "skein_cancel" } as const;
-
-/** A connection that receives notifications (a pool's client: a `pg.Client`). */
-interface ListeningClient {
-  query(text: string): Promise<unknown>;
-  on(
-    event: "notification",
-    listener: (message: { channel: string; payload?: string }) => void,
-  ): unknown;
-  on(event: "error", listener: (error: Error) => void): unknown;
-  release(destroy?: boolean): void;
-}
 
 export interface Board {
   store: SessionStore;
@@ -331,81 +321,4 @@ async function createTables(pool: PostgresPool, schema: string, relations: strin
     ).removeListener("error", lost);
     client.release(broken);
   }
-}
-
-/**
- * One LISTEN connection per pool, shared by every listener of the process, opened on first use
- * and closed when the last listener leaves. A broken connection is reopened after a pause;
- * listeners also poll, so a notification missed meanwhile only delays them.
- */
-function sharedListener(pool: PostgresPool) {
-  const listeners = new Map<string, Set<(payload: string) => void>>();
-  let client: ListeningClient | undefined;
-  let opening: Promise<void> | undefined;
-  let retry: NodeJS.Timeout | undefined;
-
-  const open = () => {
-    if (client || opening || listeners.size === 0) return;
-    opening = (async () => {
-      const connected = (await pool.connect()) as unknown as ListeningClient;
-      connected.on("error", () => drop(connected));
-      connected.on("notification", ({ channel, payload }) => {
-        for (const callback of listeners.get(channel) ?? [])
-          try {
-            callback(payload ?? "");
-          } catch {
-            // a listener's failure must not reach the connection's emitter (and end the process)
-          }
-      });
-      try {
-        for (const channel of listeners.keys()) await connected.query(`LISTEN ${channel}`);
-      } catch (error) {
-        // Lost while opening (drop() ignores a connection not yet ours): destroy it, or the pool
-        // keeps it checked out for ever and the store's close() never ends.
-        connected.release(true);
-        throw error;
-      }
-      client = connected;
-    })()
-      .catch(() => {
-        retry ??= setTimeout(() => {
-          retry = undefined;
-          open();
-        }, 1_000);
-        retry.unref();
-      })
-      .finally(() => {
-        opening = undefined;
-        if (client && listeners.size === 0) close();
-      });
-  };
-  const drop = (broken: ListeningClient) => {
-    if (client !== broken) return;
-    client = undefined;
-    broken.release(true);
-    open();
-  };
-  const close = () => {
-    const open = client;
-    client = undefined;
-    open?.release(true);
-  };
-  return {
-    add(channel: string, callback: (payload: string) => void): () => void {
-      let set = listeners.get(channel);
-      if (!set) {
-        set = new Set();
-        listeners.set(channel, set);
-        const current = client;
-        current?.query(`LISTEN ${channel}`).catch(() => drop(current));
-      }
-      set.add(callback);
-      open();
-      return () => {
-        set.delete(callback);
-        if (set.size === 0) listeners.delete(channel);
-        if (listeners.size === 0) close();
-      };
-    },
-  };
 }

@@ -1,14 +1,14 @@
 // Putting runs on the queue, continuing paused ones, and cancelling them.
 
 import { randomUUID } from "node:crypto";
-import { ConfigurationError } from "../errors.ts";
-import type { Message } from "../model/messages.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import { requireApprovalSecret, secretId } from "../run/approval-secret.ts";
 import { assertPrompt } from "../run/user-content.ts";
 import { logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession } from "../sessions/session-view.ts";
-import type { SessionStore } from "../sessions/types.ts";
 import { assertSessionId } from "../sessions/validate.ts";
 import { boardOf, CHANNEL } from "./board.ts";
 import { requirePeers } from "./peers.ts";

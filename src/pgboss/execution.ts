@@ -4,10 +4,11 @@
 
 import type { AgentHandle } from "../agents/registry.ts";
 import { isRestrictions } from "../agents/run-next.ts";
-import { AbortError, ResumeError } from "../errors.ts";
-import type { Message } from "../model/messages.ts";
+import { AbortError, ResumeError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
+import type { ResumeOptions } from "../run/agent-options.ts";
 import { APPROVAL_SECRET_ENV } from "../run/approval-secret.ts";
-import type { AgentEvent, ErrorInfo, ResumeOptions, SDKResultMessage } from "../run/types.ts";
+import type { AgentEvent, ErrorInfo, SDKResultMessage } from "../run/types.ts";
 import { loggedRun, logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession, type SessionView } from "../sessions/session-view.ts";
 import { isValidSessionId } from "../sessions/validate.ts";

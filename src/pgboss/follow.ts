@@ -1,8 +1,8 @@
 // Watching a run on another machine: its result (waitForRun) and its events, live (followRun).
 // Postgres LISTEN/NOTIFY wakes the watcher at once; polling covers a missed notification.
 
-import { ConfigurationError, SessionError } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError, SessionError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
 import type { AgentEvent, SDKResultMessage } from "../run/types.ts";
 import { assertSessionId } from "../sessions/validate.ts";
 import { type Board, boardOf, CHANNEL, type RunRecord } from "./board.ts";

@@ -3,8 +3,8 @@
 // so a delivery retried after a crash continues the same run instead of starting a second.
 
 import { checkPost, type Mailbox, type MailboxMessage } from "../agents/mailbox.ts";
-import { ConfigurationError } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
 import { checkJobOptions, queueOf, sendRun } from "./queue.ts";
 import type { JobOptions, PgBossJob, PgBossLike, RunJobData } from "./types.ts";
 import { checkBoss } from "./worker.ts";

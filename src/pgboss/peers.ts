@@ -1,6 +1,6 @@
 // skein/pgboss needs pg-boss and pg, both optional peers: one error names every missing one.
 
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import { loadPeer, type Peer } from "../sessions/peer.ts";
 
 const PEERS: Peer[] = [

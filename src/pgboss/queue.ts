@@ -2,8 +2,8 @@
 // every run job gets.
 
 import { setTimeout as sleep } from "node:timers/promises";
-import { ConfigurationError } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
 import type { JobOptions, PgBossLike, RunJobData } from "./types.ts";
 
 const AGENT_NAME = /^[A-Za-z0-9_.-]{1,100}$/;

@@ -1,8 +1,8 @@
 // Results and events as the queue keeps them: JSON text, and the result of a run no engine
 // finished in this execution (ended in its log already, never run, or cancelled).
 
-import { AbortError, ResumeError } from "../errors.ts";
-import { addUsage, emptyUsage } from "../model/messages.ts";
+import { AbortError, ResumeError } from "../core/errors.ts";
+import { addUsage, emptyUsage } from "../core/messages.ts";
 import { pendingOf } from "../run/tree.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage } from "../run/types.ts";
 import type { SessionView } from "../sessions/session-view.ts";

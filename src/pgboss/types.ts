@@ -1,9 +1,10 @@
 // The public shapes of skein/pgboss (design/scale.md): runs as jobs on pg-boss 10, over the
 // Postgres session store.
 
-import type { Agent, AgentDefinition, Prompt } from "../agent.ts";
+import type { Agent, AgentDefinition } from "../agents/agent.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import type { Restrictions } from "../run/config.ts";
-import type { SessionStore } from "../sessions/types.ts";
+import type { Prompt } from "../run/user-content.ts";
 import type { PermissionResult } from "../tools/types.ts";
 
 /**

@@ -4,13 +4,13 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import { createBareAgent } from "../agent.ts";
+import { createBareAgent } from "../agents/assemble.ts";
 import { type AgentHandle, handleOf } from "../agents/registry.ts";
-import { AbortError, ConfigurationError, SessionStoreError } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { AbortError, ConfigurationError, SessionStoreError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import { checkSharedSecret, requireApprovalSecret, secretId } from "../run/approval-secret.ts";
 import { POSTGRES_STORE } from "../sessions/postgres.ts";
-import type { SessionStore } from "../sessions/types.ts";
 import { type Board, boardOf, CHANNEL } from "./board.ts";
 import { type Execution, executeJob } from "./execution.ts";
 import { requirePeers } from "./peers.ts";

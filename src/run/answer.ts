@@ -2,7 +2,7 @@
 // is the answer only when it passes the schema; otherwise it is an invalid answer (another try
 // within `outputRetries`, then the run fails with OutputValidationError).
 
-import { type Message, textOf } from "../model/messages.ts";
+import { type Message, textOf } from "../core/messages.ts";
 import type { Model } from "../model/model.ts";
 import type { CallRecord } from "./call.ts";
 import type { RunContext, TurnOutcome } from "./loop.ts";

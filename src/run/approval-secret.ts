@@ -1,5 +1,5 @@
-import { ConfigurationError } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
 import { sealValue } from "./seal.ts";
 
 /** The variable an agent reads when it is given no `approvalSecret`. */

@@ -1,6 +1,6 @@
-import { messageForModel } from "../errors.ts";
+import { messageForModel } from "../core/errors.ts";
+import type { ToolResultBlock } from "../core/messages.ts";
 import { addAbortListener, removeAbortListener } from "../model/abort-listeners.ts";
-import type { ToolResultBlock } from "../model/messages.ts";
 import { untilAborted } from "./abortable.ts";
 import {
   type CallEnvironment,

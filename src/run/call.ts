@@ -1,5 +1,4 @@
-import { messageForModel, type ToolTimeoutError } from "../errors.ts";
-import { runtimeOf } from "../tools/definition.ts";
+import { messageForModel, type ToolTimeoutError } from "../core/errors.ts";
 import { assertSerialisable, InvalidToolResultError } from "../tools/result.ts";
 import type {
   BackgroundTasks,
@@ -11,7 +10,7 @@ import type {
 } from "../tools/types.ts";
 import type { EngineConfig } from "./config.ts";
 import type { RunJournal } from "./journal.ts";
-import type { ChildResume, RunLink } from "./link.ts";
+import { agentRuntimeOf, type ChildResume, type RunLink } from "./link.ts";
 import type { Schedulable } from "./schedule.ts";
 import type { AgentEvent, PendingToolCall, RunState } from "./types.ts";
 
@@ -137,7 +136,7 @@ export function errorResult(
 export function toolCallOf(record: CallRecord, config: EngineConfig): ToolCall {
   const tool =
     record.tool ?? (config.visible.has(record.name) ? config.tools.get(record.name) : undefined);
-  const kind = tool && runtimeOf(tool).agent ? "agent_tool" : "tool";
+  const kind = agentRuntimeOf(tool) ? "agent_tool" : "tool";
   return { id: record.id, name: record.name, input: record.rawInput, kind };
 }
 

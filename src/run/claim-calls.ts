@@ -1,6 +1,6 @@
 // Turning a reply's tool_use blocks into call records: ids checked, repeated ones renamed.
 
-import type { Message, ToolUseBlock } from "../model/messages.ts";
+import type { Message, ToolUseBlock } from "../core/messages.ts";
 import type { Batch } from "./batch.ts";
 import { type CallRecord, errorResult, newCallRecord } from "./call.ts";
 import type { RunContext } from "./loop.ts";

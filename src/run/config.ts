@@ -1,6 +1,4 @@
-import type { Workspace } from "../builtin/environment.ts";
-import { ConfigurationError } from "../errors.ts";
-import { isModel, type Model, type ModelSettings, type ModelToolSpec } from "../model/model.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import {
   AGENT_OPTION_KEYS,
   assertFunction,
@@ -11,8 +9,8 @@ import {
   HOOK_KEYS,
   TOOL_CONCURRENCY_KEYS,
   TOOL_EXECUTION_KEYS,
-} from "../options.ts";
-import { wildcard } from "../permissions/rules.ts";
+} from "../core/options.ts";
+import { isModel, type Model, type ModelSettings, type ModelToolSpec } from "../model/model.ts";
 import { isToolDefinition, runtimeOf } from "../tools/definition.ts";
 import type {
   ApprovalHandler,
@@ -20,11 +18,19 @@ import type {
   SandboxPolicy,
   ToolDefinition,
 } from "../tools/types.ts";
+import type {
+  AgentHooks,
+  AgentOptions,
+  ConcurrencyMode,
+  ToolBatchPolicy,
+} from "./agent-options.ts";
 import { DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
+import type { PermissionLayer } from "./permission-layer.ts";
 import { type ContextSettings, checkContextOptions, checkModelSettings } from "./settings.ts";
+import { admitted, restrictionsOf, toolFilters } from "./tool-filters.ts";
 import { isToolSource, type ToolSource } from "./tool-source.ts";
-import type { AgentHooks, AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./types.ts";
+import type { TraceLoader, Tracing } from "./trace.ts";
 
 export const DEFAULT_MAX_TURNS = 100;
 export const DEFAULT_MAX_CONCURRENCY = 10;
@@ -42,41 +48,8 @@ export type ModelChoice =
   | { kind: "object"; model: Model }
   | { kind: "name"; name: string | undefined; apiKey?: string; baseURL?: string };
 
-/** Turns a model name into a `Model` (agent.ts gives the Anthropic provider). */
+/** Turns a model name into a `Model` (agents/assemble.ts gives the providers by name). */
 export type ModelFactory = (choice: Extract<ModelChoice, { kind: "name" }>) => Model;
-
-/** A rule decision for one call (the permission layer's answer). */
-export type PermissionDecision =
-  | { behavior: "allow" }
-  | { behavior: "deny"; message: string }
-  | { behavior: "ask"; reason: string };
-
-/**
- * What the engine asks of the permission layer (src/permissions): the engine knows rules only
- * through this, as it knows providers only through `Model`.
- */
-export interface PermissionLayer {
-  /**
-   * Synchronous where no file system access is needed: a permission check then costs no await.
-   * `base`: the workspace the call's paths are relative to, when it is a child agent's (inside
-   * this layer's own).
-   */
-  decide(
-    tool: ToolDefinition,
-    input: unknown,
-    base?: Workspace,
-  ): PermissionDecision | Promise<PermissionDecision>;
-  /** Deny rules alone, for input an approval rewrote or a resumed state carries. */
-  denial(
-    tool: ToolDefinition,
-    input: unknown,
-    base?: Workspace,
-  ): string | undefined | Promise<string | undefined>;
-  /** Tools a bare deny rule hides from the model (`tool`: the definition, when the layer's agent has none of that name). */
-  hides(name: string, tool?: ToolDefinition): boolean;
-  /** Whether LS, Glob and Grep leave this workspace-relative path out (rules that deny or ask reading it). */
-  hiddenFromSearch?(relative: string, tool: string, base?: Workspace): boolean;
-}
 
 /** The narrowing a handoff carries: deny and ask rules, and tool names hidden. */
 export interface Restrictions {
@@ -90,7 +63,7 @@ export interface Restrictions {
   allowed?: string[][];
 }
 
-/** What the caller of `resolveConfig` plugs in besides the options (agent.ts gives all of it). */
+/** What the assembly (agents/assemble.ts) plugs in besides the options. */
 export interface Resolution {
   builtins?: readonly ToolDefinition[];
   modelFactory: ModelFactory;
@@ -104,6 +77,8 @@ export interface Resolution {
   sandbox?: () => Promise<SandboxPolicy>;
   /** The seals' key, resolved by the assembly (approval-secret.ts); undefined: the process's own. */
   approvalSecret?: string;
+  /** Loads the tracing code for an agent with a `tracer` (the assembly gives src/tracing's). */
+  trace?: TraceLoader;
 }
 
 /** Everything the engine reads, resolved once per agent. */
@@ -133,7 +108,7 @@ export interface EngineConfig {
   /** Typed final output. */
   output?: OutputSpec;
   /** An OpenTelemetry tracer (`tracer`): the run, its model calls and tool calls become spans. */
-  tracer?: unknown;
+  tracing?: Tracing;
   /** Tool sources (`mcpServers`) by name: their tools join each run before its model calls. */
   sources?: { name: string; source: ToolSource }[];
   /** Under the hardened preset. */
@@ -236,6 +211,12 @@ export function resolveConfig(
     throw new ConfigurationError(
       `${prefix}: tracer must be an OpenTelemetry Tracer (trace.getTracer("my-app") from @opentelemetry/api), received ${describeValue(options.tracer)}.`,
     );
+  let tracing: Tracing | undefined;
+  if (options.tracer !== undefined) {
+    if (!resolution.trace)
+      throw new ConfigurationError(`${prefix}: tracer is not supported here (no run is traced).`);
+    tracing = { tracer: options.tracer, start: resolution.trace };
+  }
 
   return {
     id: options.id,
@@ -244,7 +225,7 @@ export function resolveConfig(
     context,
     ...(output ? { output } : {}),
     ...(sources ? { sources } : {}),
-    ...(options.tracer !== undefined ? { tracer: options.tracer } : {}),
+    ...(tracing ? { tracing } : {}),
     modelFactory: resolution.modelFactory,
     modelName: options.modelName,
     system,
@@ -349,65 +330,6 @@ function collectTools(
     tools.set(tool.name, tool);
   });
   return tools;
-}
-
-interface ToolFilters {
-  allowed?: ((name: string) => boolean)[];
-  disallowed: ((name: string) => boolean)[];
-  /** `Tool(pattern)` entries of disallowedTools: deny rules, not filters. */
-  denyRules: { text: string; index: number }[];
-}
-
-/**
- * allowedTools / disallowedTools: tool names with `*` wildcards; they decide only what the model
- * sees and grant nothing. Unknown names are ignored (seed 002 lists a `read_file` that may not
- * exist). A `Tool(pattern)` entry in allowedTools counts as its tool's name.
- */
-function toolFilters(options: AgentOptions, prefix: string): ToolFilters {
-  const read = (list: unknown, name: string): string[] | undefined => {
-    if (list === undefined) return undefined;
-    if (!Array.isArray(list) || list.some((entry) => typeof entry !== "string")) {
-      throw new ConfigurationError(
-        `${prefix}: ${name} must be an array of tool names, received ${describeValue(list)}.`,
-      );
-    }
-    return list as string[];
-  };
-  const nameOf = (entry: string) => entry.replace(/\(.*\)$/s, "");
-  const allowed = read(options.allowedTools, "allowedTools");
-  const disallowed = read(options.disallowedTools, "disallowedTools") ?? [];
-  return {
-    ...(allowed ? { allowed: allowed.map((entry) => wildcard(nameOf(entry))) } : {}),
-    disallowed: disallowed.filter((entry) => !entry.includes("(")).map(wildcard),
-    denyRules: disallowed
-      .map((text, index) => ({ text, index }))
-      .filter(({ text }) => text.includes("(")),
-  };
-}
-
-function admitted(
-  name: string,
-  filters: ToolFilters,
-  permissions: PermissionLayer | undefined,
-  tool: ToolDefinition | undefined,
-): boolean {
-  if (filters.allowed && !filters.allowed.some((matches) => matches(name))) return false;
-  if (filters.disallowed.some((matches) => matches(name))) return false;
-  return !permissions?.hides(name, tool);
-}
-
-/** The agent's own deny and ask rules and hidden names, as a handoff carries them. */
-function restrictionsOf(options: AgentOptions): Restrictions {
-  const disallowed = (options.disallowedTools ?? []) as string[];
-  return {
-    deny: [
-      ...((options.permissions?.deny ?? []) as string[]),
-      ...disallowed.filter((entry) => entry.includes("(")),
-    ],
-    ask: [...((options.permissions?.ask ?? []) as string[])],
-    hidden: disallowed.filter((entry) => !entry.includes("(")),
-    ...(options.allowedTools ? { allowed: [[...(options.allowedTools as string[])]] } : {}),
-  };
 }
 
 /** Whether two calls of one reply could ever run at the same time under this configuration. */

@@ -2,9 +2,9 @@
 // size, and, when it passes the threshold, a compacted view of the transcript for that request.
 // The transcript itself is never changed: results, steps, events and paused states keep it whole.
 
-import { ContextWindowError } from "../errors.ts";
-import type { ContentBlock, Message, ToolResultBlock, Usage } from "../model/messages.ts";
-import { addUsage, textOf } from "../model/messages.ts";
+import { ContextWindowError } from "../core/errors.ts";
+import type { ContentBlock, Message, ToolResultBlock, Usage } from "../core/messages.ts";
+import { addUsage, textOf } from "../core/messages.ts";
 import type { Model, ModelToolSpec } from "../model/model.ts";
 import { type ContextSettings, defaultWindow } from "./settings.ts";
 import type { AgentEvent } from "./types.ts";

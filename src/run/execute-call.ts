@@ -1,4 +1,4 @@
-import { describeThrown, messageForModel, ToolTimeoutError } from "../errors.ts";
+import { describeThrown, messageForModel, ToolTimeoutError } from "../core/errors.ts";
 import {
   type CustomEvent,
   type RunData,
@@ -20,7 +20,7 @@ import {
 import { interruptedResult } from "./deliver.ts";
 import type { RunJournal } from "./journal.ts";
 import { toJsonValue } from "./json.ts";
-import { type AgentRuntime, rootLink } from "./link.ts";
+import { type AgentRuntime, agentRuntimeOf, rootLink } from "./link.ts";
 import type { AgentEvent, PendingToolCall, RunState } from "./types.ts";
 
 const RESERVED_EVENT_TYPES = new Set([
@@ -53,7 +53,9 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
   // A steering message is queued: a call whose handler (or child agent) has not started is not
   // run; a call that only waits for the app's output (`execute: false`) keeps waiting.
   const runsCode =
-    runtime.execute !== undefined || runtime.onCalled !== undefined || runtime.agent !== undefined;
+    runtime.execute !== undefined ||
+    runtime.onCalled !== undefined ||
+    agentRuntimeOf(record.tool) !== undefined;
   if (env.steering?.hasSteer && runsCode) {
     record.result = interruptedResult();
     record.finishedAt = performance.now();
@@ -121,8 +123,9 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
   let timer: NodeJS.Timeout | undefined;
   let settled: Settled;
   try {
-    const work = runtime.agent
-      ? invokeAgent(record, runtime.agent, env, context.signal)
+    const agent = agentRuntimeOf(tool);
+    const work = agent
+      ? invokeAgent(record, agent, env, context.signal)
       : invoke(record, runtime, context);
     if (controller) {
       const timeoutMs = tool.timeoutMs!;

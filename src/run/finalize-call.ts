@@ -1,5 +1,5 @@
-import { describeThrown, messageForModel } from "../errors.ts";
-import type { ToolResultBlock } from "../model/messages.ts";
+import { describeThrown, messageForModel } from "../core/errors.ts";
+import type { ToolResultBlock } from "../core/messages.ts";
 import { assertSerialisable, capResultContent, toolResultFromReturn } from "../tools/result.ts";
 import { untilAborted } from "./abortable.ts";
 import {

@@ -1,9 +1,9 @@
 // How a run ends: the result message, and closing the run in its session log.
 
-import { describeThrown } from "../errors.ts";
+import { describeThrown } from "../core/errors.ts";
 import type { RunEnd } from "./journal.ts";
 import type { RunContext } from "./loop.ts";
-import { totalUsageOf } from "./state.ts";
+import { totalUsageOf } from "./paused-state.ts";
 import { sourceStatuses } from "./tool-source.ts";
 import type { SDKResultMessage } from "./types.ts";
 

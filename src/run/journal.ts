@@ -1,6 +1,6 @@
 // The run's write-ahead log as the engine sees it: each write is awaited before the step it guards.
 
-import type { Message } from "../model/messages.ts";
+import type { Message } from "../core/messages.ts";
 import type { ToolResult } from "../tools/types.ts";
 import type { ErrorInfo, RunState, Step } from "./types.ts";
 

@@ -1,11 +1,12 @@
 // How a run knows where it stands in a tree of runs (agent tools, design/agents.md), and the seam
 // through which the engine runs an agent tool's child without knowing how agents are assembled.
 
-import { emptyUsage, type Usage } from "../model/messages.ts";
-import type { ApprovalHandler, ToolResult } from "../tools/types.ts";
+import { emptyUsage, type Usage } from "../core/messages.ts";
+import type { ApprovalHandler, ToolDefinition, ToolResult } from "../tools/types.ts";
+import type { ResumeOptions } from "./agent-options.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import type { EngineConfig } from "./config.ts";
-import type { PendingToolCall, ResumeOptions, RunState } from "./types.ts";
+import type { PendingToolCall, RunState } from "./types.ts";
 
 export const DEFAULT_MAX_DEPTH = 3;
 
@@ -62,8 +63,9 @@ export interface ParentRun {
 }
 
 /**
- * What an agent tool's runtime adds to a tool's (src/agents implements it): the engine calls
- * `invoke` where it would call a handler, and `restore` where `resume` checks a waiting call.
+ * What an agent tool adds to a tool (src/agents implements it and marks the tool with
+ * `asAgentTool`): the engine calls `invoke` where it would call a handler, and `restore` where
+ * `resume` checks a waiting call.
  */
 export interface AgentRuntime {
   /** The agents this tool can start, by the name calls give them (checked at the parent's assembly). */
@@ -80,4 +82,18 @@ export interface AgentRuntime {
     parent: { config: EngineConfig; link: RunLink; sessionId: string },
     answers: Pick<ResumeOptions, "approvals" | "toolOutputs">,
   ): Promise<ChildResume>;
+}
+
+/** Agent tools by identity: a private registry, as for built-ins, so the tool shape stays the engine's own. */
+const agentTools = new WeakMap<ToolDefinition, AgentRuntime>();
+
+/** Marks `tool` as an agent tool whose calls run a child through `runtime`. */
+export function asAgentTool<T extends ToolDefinition>(tool: T, runtime: AgentRuntime): T {
+  agentTools.set(tool, runtime);
+  return tool;
+}
+
+/** The runtime of an agent tool, or undefined for any other tool. */
+export function agentRuntimeOf(tool: ToolDefinition | undefined): AgentRuntime | undefined {
+  return tool === undefined ? undefined : agentTools.get(tool);
 }

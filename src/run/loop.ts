@@ -1,11 +1,11 @@
-import { AbortError, describeThrown } from "../errors.ts";
+import { AbortError, describeThrown } from "../core/errors.ts";
 import {
   addUsage,
   type Message,
   type ToolResultBlock,
   textOf,
   type Usage,
-} from "../model/messages.ts";
+} from "../core/messages.ts";
 import type { Model } from "../model/model.ts";
 import { batchAnswer, finalReply } from "./answer.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
@@ -18,7 +18,8 @@ import { closeJournal, finish } from "./finish.ts";
 import type { RunLink } from "./link.ts";
 import { prepareModelCall } from "./model-call.ts";
 import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
-import { fillToolOutputs, pausedState, type RestoredRun, totalUsageOf } from "./state.ts";
+import { pausedState, totalUsageOf } from "./paused-state.ts";
+import { fillToolOutputs, type RestoredRun } from "./state.ts";
 import type { SteeringQueue } from "./steering.ts";
 import { configWithSources, type SourceTools } from "./tool-source.ts";
 import { type RunTrace, traceRun } from "./trace.ts";
@@ -128,7 +129,7 @@ async function loop(
   run.emit(start);
   if (run.config.sandbox) run.sandbox = await run.config.sandbox();
   const model = resolveModel(run.config);
-  if (run.config.tracer !== undefined && "stream" in model) await traceRun(run, model);
+  if (run.config.tracing && "stream" in model) await traceRun(run, model, run.config.tracing);
   // Write-ahead (a): the prompt is logged before the first model call of a new run.
   if (!restored && !recovery) await run.journal?.input(run.messages.at(-1)!);
   let outcome: TurnOutcome = { kind: "continue" };

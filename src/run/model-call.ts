@@ -1,8 +1,8 @@
 // What one model call sends (design/interactive.md): the agent's request, changed for this call
 // by `beforeModelCall`, compacted to fit the context window, with the output spec and settings.
 
-import { ConfigurationError, describeThrown, HookError } from "../errors.ts";
-import type { Message } from "../model/messages.ts";
+import { ConfigurationError, describeThrown, HookError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
 import {
   isModel,
   type Model,
@@ -11,11 +11,12 @@ import {
   type ModelToolSpec,
 } from "../model/model.ts";
 import type { ToolDefinition } from "../tools/types.ts";
+import type { ModelCallChange } from "./agent-options.ts";
 import { type Compacted, compact, contextMemory } from "./context.ts";
 import type { RunContext } from "./loop.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import { checkModelSettings, requestSettings } from "./settings.ts";
-import type { ErrorInfo, ModelCallChange } from "./types.ts";
+import type { ErrorInfo } from "./types.ts";
 
 export type PreparedCall =
   | {

@@ -1,5 +1,5 @@
-import { describeThrown, ModelError } from "../errors.ts";
-import type { ContentBlock, Message, ToolResultBlock, Usage } from "../model/messages.ts";
+import { describeThrown, ModelError } from "../core/errors.ts";
+import type { ContentBlock, Message, ToolResultBlock, Usage } from "../core/messages.ts";
 import {
   type BatchedStream,
   EVENT_BATCHES,

@@ -1,5 +1,5 @@
-import type { Message } from "../model/messages.ts";
-import { emptyUsage } from "../model/messages.ts";
+import type { Message } from "../core/messages.ts";
+import { emptyUsage } from "../core/messages.ts";
 import type { BackgroundTasks } from "../tools/types.ts";
 import type { EngineConfig } from "./config.ts";
 import type { RunJournal } from "./journal.ts";

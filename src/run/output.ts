@@ -2,8 +2,8 @@
 // `final_output` tool offered where the model has no native structured output, and answers
 // checked against the schema.
 
-import { ConfigurationError } from "../errors.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
 import { createToolDefinition } from "../tools/definition.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
 import {

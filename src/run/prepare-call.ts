@@ -1,6 +1,5 @@
-import { messageForModel } from "../errors.ts";
+import { messageForModel } from "../core/errors.ts";
 import { runtimeOf } from "../tools/definition.ts";
-import { formatValidationIssues } from "../tools/schema.ts";
 import type { ToolRuntime } from "../tools/types.ts";
 import { untilAborted } from "./abortable.ts";
 import {
@@ -12,10 +11,11 @@ import {
   hookContext,
   isObject,
   isPlainObject,
-  isThenable,
 } from "./call.ts";
-import type { EngineConfig, PermissionDecision, PermissionLayer } from "./config.ts";
+import { classify, validateInto } from "./call-input.ts";
+import type { EngineConfig } from "./config.ts";
 import { FINAL_OUTPUT } from "./output.ts";
+import type { PermissionDecision, PermissionLayer } from "./permission-layer.ts";
 import type { AgentEvent } from "./types.ts";
 
 /**
@@ -344,89 +344,4 @@ export async function applyApproval(
     const denial = await env.config.permissions?.denial(record.tool!, record.input);
     if (denial) record.result = errorResult(denial, "denied");
   }
-}
-
-export async function validateInto(
-  record: CallRecord,
-  runtime: ToolRuntime,
-  input: unknown,
-): Promise<boolean> {
-  return validateNow(record, runtime, input);
-}
-
-/** `validateInto`, answered at once when the schema answers at once (most do). */
-function validateNow(
-  record: CallRecord,
-  runtime: ToolRuntime,
-  input: unknown,
-): boolean | PromiseLike<boolean> {
-  let validated: ReturnType<ToolRuntime["validate"]>;
-  try {
-    validated = runtime.validate(input);
-  } catch (error) {
-    return invalid(record, error);
-  }
-  if (isThenable(validated))
-    return validated.then(
-      (outcome) => applyValidation(record, input, outcome),
-      (error: unknown) => invalid(record, error),
-    );
-  return applyValidation(record, input, validated);
-}
-
-function invalid(record: CallRecord, error: unknown): false {
-  record.result = errorResult(
-    `Invalid input for tool "${record.name}": ${messageForModel(error)}`,
-    "invalid_input",
-  );
-  return false;
-}
-
-function applyValidation(
-  record: CallRecord,
-  input: unknown,
-  outcome: Awaited<ReturnType<ToolRuntime["validate"]>>,
-): boolean {
-  if (!outcome.ok) {
-    record.result = errorResult(
-      formatValidationIssues(record.name, input, outcome.issues),
-      "invalid_input",
-      { issues: outcome.issues },
-    );
-    return false;
-  }
-  record.input = outcome.value;
-  return true;
-}
-
-/** Reads the concurrency rules against the validated input; a throwing rule means "run alone". */
-export function classify(record: CallRecord, runtime: ToolRuntime, config: EngineConfig): void {
-  if (config.mode === "all") record.exclusive = false;
-  else if (config.mode === "safe" && runtime.isConcurrencySafe) {
-    try {
-      record.exclusive = runtime.isConcurrencySafe(record.input) !== true;
-    } catch {
-      record.exclusive = true;
-    }
-  }
-  if (runtime.resourceKeys) {
-    try {
-      const keys: unknown = runtime.resourceKeys(record.input);
-      const list = resourceKeyList(keys);
-      // A rule that answers something unreadable fails closed: the call runs alone.
-      if (list) record.keys = list;
-      else record.exclusive = true;
-    } catch {
-      record.exclusive = true;
-    }
-  }
-}
-
-/** Keys as a list: an array or any iterable of them, or one string; nothing means no keys. */
-function resourceKeyList(keys: unknown): string[] | undefined {
-  if (keys === undefined || keys === null) return [];
-  if (typeof keys === "string") return [keys];
-  if (typeof keys === "object" && Symbol.iterator in keys)
-    return Array.from(keys as Iterable<unknown>, String);
-  return undefined;
 }

@@ -1,16 +1,16 @@
 // Model settings and context-management options, checked at assembly (design/interactive.md).
 
-import { ConfigurationError } from "../errors.ts";
-import type { ModelSettings } from "../model/model.ts";
-import { isModel, type Model } from "../model/model.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import {
   assertKnownOptions,
   CONTEXT_KEYS,
   describeValue,
   MODEL_SETTINGS_KEYS,
   SUMMARIZE_KEYS,
-} from "../options.ts";
-import type { ContextOptions } from "./types.ts";
+} from "../core/options.ts";
+import type { ModelSettings } from "../model/model.ts";
+import { isModel, type Model } from "../model/model.ts";
+import type { ContextOptions } from "./agent-options.ts";
 
 /** Checks `modelSettings` (of an agent, or returned by `beforeModelCall`); throws `ConfigurationError`. */
 export function checkModelSettings(

@@ -1,5 +1,5 @@
-import { ResumeError } from "../errors.ts";
-import type { ContentBlock, Message } from "../model/messages.ts";
+import { ResumeError } from "../core/errors.ts";
+import type { ContentBlock, Message } from "../core/messages.ts";
 import { canonicalJson } from "./seal.ts";
 import type { PausedCall, RunState } from "./types.ts";
 

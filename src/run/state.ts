@@ -1,25 +1,19 @@
-import { messageForModel, ResumeError, ToolTimeoutError } from "../errors.ts";
-import {
-  addUsage,
-  emptyUsage,
-  type Message,
-  type ToolResultBlock,
-  type Usage,
-} from "../model/messages.ts";
+import { messageForModel, ResumeError, ToolTimeoutError } from "../core/errors.ts";
+import { emptyUsage, type Message, type ToolResultBlock, type Usage } from "../core/messages.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolResult } from "../tools/types.ts";
+import type { ResumeOptions } from "./agent-options.ts";
 import { APPROVAL_SECRET_ENV } from "./approval-secret.ts";
 import { type CallRecord, errorResult, newCallRecord, resultFromValue } from "./call.ts";
-import type { EngineConfig, PermissionDecision } from "./config.ts";
-import { toJsonValue } from "./json.ts";
-import { type ChildResume, type RunLink, rootLink } from "./link.ts";
-import type { RunContext } from "./loop.ts";
+import type { EngineConfig } from "./config.ts";
+import { agentRuntimeOf, type ChildResume, type RunLink, rootLink } from "./link.ts";
 import { FINAL_OUTPUT } from "./output.ts";
+import type { PermissionDecision } from "./permission-layer.ts";
 import { applyApproval } from "./prepare-call.ts";
-import { batchDigest, callTuple, sealCall, sealMatches, sealValue } from "./seal.ts";
+import { batchDigest, callTuple, sealMatches } from "./seal.ts";
 import { checkStateStory } from "./state-check.ts";
 import { routeAnswers } from "./tree.ts";
-import type { PausedCall, QueuedMessage, ResumeOptions, RunState, Step } from "./types.ts";
+import type { QueuedMessage, RunState, Step } from "./types.ts";
 import { queuedOf } from "./user-content.ts";
 
 /** What `restoreRun` hands the loop: the run so far, and the records of an interrupted batch. */
@@ -41,91 +35,6 @@ export interface RestoredRun {
   /** Steering messages and follow-ups the state carried, not delivered yet. */
   queued: QueuedMessage[];
   outputAttempts: number;
-}
-
-/**
- * The run as plain JSON. With `records`, the interrupted batch goes along: finished calls with
- * their results (they are never run again), pending calls with their validated input.
- */
-export function pausedState(
-  run: RunContext,
-  records?: CallRecord[],
-  blocks?: (ToolResultBlock | undefined)[],
-): RunState {
-  const state: RunState = {
-    version: 1,
-    sessionId: run.sessionId,
-    numTurns: run.numTurns,
-    usage: { ...run.usage },
-    totalUsage: totalUsageOf(run),
-    messages: run.messages,
-    steps: run.steps,
-  };
-  const queued = run.steering?.pending;
-  if (queued && queued.length > 0) state.queued = queued;
-  if (run.outputAttempts > 0) state.outputAttempts = run.outputAttempts;
-  if (run.runData.size > 0) {
-    state.runData = toJsonValue(Object.fromEntries(run.runData)) as Record<string, unknown>;
-    state.runDataSeal = sealValue(run.config.approvalSecret, [run.sessionId, state.runData]);
-  }
-  if (records) {
-    state.batch = {
-      calls: records.map((record, index): PausedCall => {
-        if (record.pending === "child")
-          return {
-            id: record.id,
-            name: record.name,
-            input: record.input,
-            status: "pending",
-            reason: "child",
-            state: record.child!.state,
-          };
-        if (record.pending) {
-          const call: PausedCall = {
-            id: record.id,
-            name: record.name,
-            input: record.input,
-            status: "pending",
-            reason: record.pending,
-          };
-          if (record.approvalReason !== undefined)
-            (call as { approvalReason?: string }).approvalReason = record.approvalReason;
-          return call;
-        }
-        const call: PausedCall = {
-          id: record.id,
-          name: record.name,
-          input: record.input,
-          status: "done",
-          result: record.result!,
-          isError: record.result!.isError === true,
-          block: blocks![index]!,
-          preliminaryResults: record.preliminaryResults,
-        };
-        if (record.stop) call.stop = true;
-        if (record.failRun) call.failRunTimeoutMs = record.failRun.timeoutMs;
-        return call;
-      }),
-    };
-  }
-  // A deep, JSON-safe copy: the state outlives this run and must not share its arrays. Seals
-  // are made over the copy, which is exactly what `resume` will read back.
-  const copy = toJsonValue(state) as RunState;
-  if (copy.batch) sealBatch(copy, run.config.approvalSecret);
-  return copy;
-}
-
-/**
- * Calls that will run on resume without the app's output are sealed to what was shown, and to
- * the whole batch around them (see `batchDigest`).
- */
-function sealBatch(state: RunState, secret: string | undefined): void {
-  const calls = state.batch!.calls;
-  const batch = batchDigest(state.messages.at(-1), calls);
-  for (const call of calls) {
-    if (call.status !== "pending" || call.reason === "external") continue;
-    call.seal = sealCall(secret, { sessionId: state.sessionId, ...call, batch });
-  }
 }
 
 /** Checks a state handed to `resume` and rebuilds the run from it. Throws `ResumeError` before any side effect. */
@@ -266,7 +175,7 @@ export async function restoreRun(
         continue;
       }
       if (call.reason === "child") {
-        const agent = record.runtime.agent;
+        const agent = agentRuntimeOf(tool);
         if (!agent)
           throw new ResumeError(
             `resume: the paused call "${call.id}" waits in a child run, but "${call.name}" is not an agent tool here.`,
@@ -402,15 +311,6 @@ function childUsageOf(state: Partial<RunState>): Usage {
     spent[key] = Number.isFinite(value) && value > 0 ? value : 0;
   }
   return spent;
-}
-
-/** `usage` plus what the run's children spent. */
-export function totalUsageOf(run: { usage: Usage; link?: RunLink }): Usage {
-  const total = { ...run.usage };
-  if (!run.link) return total;
-  addUsage(total, run.link.childUsage);
-  for (const spent of run.link.children) addUsage(total, spent());
-  return total;
 }
 
 function denialVerdict(denial: string | undefined): PermissionDecision {

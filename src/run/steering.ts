@@ -1,9 +1,10 @@
 // Steering and follow-ups (design/interactive.md, "Steering and follow-ups"): messages for a
 // running agent, queued by the app and delivered by the loop at its delivery points.
 
-import { ConfigurationError, RunEndedError } from "../errors.ts";
-import type { Message } from "../model/messages.ts";
-import type { QueuedMessage, Steering } from "./types.ts";
+import { ConfigurationError, RunEndedError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
+import type { Steering } from "./agent-options.ts";
+import type { QueuedMessage } from "./types.ts";
 import { assertPrompt, type UserContent } from "./user-content.ts";
 
 const queues = new WeakMap<Steering, SteeringQueue>();

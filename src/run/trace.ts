@@ -1,8 +1,8 @@
 // Tracing as the engine sees it (design/mcp.md, "Tracing"): a run, its model calls and its tool
-// calls. The OpenTelemetry implementation (src/tracing/otel.ts) is loaded only when an agent has
-// a `tracer`: with none, nothing is created or loaded.
+// calls. The OpenTelemetry implementation (src/tracing/otel.ts) comes from the assembly as a
+// loader, called only when an agent has a `tracer`: with none, nothing is created or loaded.
 
-import type { Usage } from "../model/messages.ts";
+import type { Usage } from "../core/messages.ts";
 import type { RunContext } from "./loop.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage } from "./types.ts";
 
@@ -26,19 +26,23 @@ export interface TraceStart {
   modelId: string;
 }
 
-/** Starts a run's trace with the agent's tracer (loads the OpenTelemetry code on first use). */
-export async function startTrace(start: TraceStart): Promise<RunTrace> {
-  const { otelTrace } = await import("../tracing/otel.ts");
-  return otelTrace(start);
+/** Starts a run's trace with the agent's tracer (loading the OpenTelemetry code on first use). */
+export type TraceLoader = (start: TraceStart) => Promise<RunTrace>;
+
+/** An agent's `tracer`, with the code that makes its spans. */
+export interface Tracing {
+  tracer: unknown;
+  start: TraceLoader;
 }
 
 /** Starts the run's trace and routes its events through it (tool spans come from tool events). */
 export async function traceRun(
   run: RunContext,
   model: { provider: string; modelId: string },
+  tracing: Tracing,
 ): Promise<void> {
-  run.trace = await startTrace({
-    tracer: run.config.tracer,
+  run.trace = await tracing.start({
+    tracer: tracing.tracer,
     ...(run.config.id !== undefined ? { agentId: run.config.id } : {}),
     sessionId: run.sessionId,
     provider: model.provider,

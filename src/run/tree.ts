@@ -1,8 +1,9 @@
 // The calls a paused run waits for, across its tree of child runs (agent tools), and how the
 // answers `resume` is given reach the level each call waits at.
 
-import { ResumeError } from "../errors.ts";
-import type { PausedCall, PendingToolCall, ResumeOptions, RunState } from "./types.ts";
+import { ResumeError } from "../core/errors.ts";
+import type { ResumeOptions } from "./agent-options.ts";
+import type { PausedCall, PendingToolCall, RunState } from "./types.ts";
 
 /** One call waiting somewhere in the tree. */
 interface Waiting {

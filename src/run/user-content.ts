@@ -3,13 +3,16 @@
 // only: tool calls and their results come from the model and skein, so a block of any other type
 // could forge them (a second, made-up result for a call skein answered).
 
-import { ConfigurationError, ResumeError } from "../errors.ts";
-import type { ImageBlock, TextBlock } from "../model/messages.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError, ResumeError } from "../core/errors.ts";
+import type { ImageBlock, TextBlock } from "../core/messages.ts";
+import { describeValue } from "../core/options.ts";
 import type { QueuedMessage } from "./types.ts";
 
 export type UserBlock = TextBlock | ImageBlock;
 export type UserContent = string | UserBlock[];
+
+/** What a run starts from: text, or content blocks (text and images only) for the first user message. */
+export type Prompt = UserContent;
 
 const TEXT_KEYS = new Set(["type", "text"]);
 const IMAGE_KEYS = new Set(["type", "source"]);

@@ -1,14 +1,14 @@
 // forkSession and loadSession: a session's copy from a checkpoint, and what a session holds.
 
 import { randomUUID } from "node:crypto";
-import { ConfigurationError, SessionError } from "../errors.ts";
-import type { Message } from "../model/messages.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError, SessionError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import { pendingOf } from "../run/tree.ts";
 import type { PendingToolCall } from "../run/types.ts";
 import { encodeEntry } from "./log-entries.ts";
 import { readSession, requireSession } from "./session-view.ts";
-import type { SessionStore } from "./types.ts";
 import { assertSessionId } from "./validate.ts";
 
 const FORK_OPTION_KEYS: ReadonlySet<string> = new Set(["checkpointId", "sessionId"]);

@@ -1,14 +1,14 @@
 // A run's write-ahead log over a SessionStore: serialised appends, an expected seq, fail closed.
 
-import { SessionConflictError, SessionStoreError } from "../errors.ts";
-import { emptyUsage, type Message } from "../model/messages.ts";
+import { SessionConflictError, SessionStoreError } from "../core/errors.ts";
+import { emptyUsage, type Message } from "../core/messages.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import type { RunDataSnapshot, RunEnd, RunJournal } from "../run/journal.ts";
 import { toJsonValue } from "../run/json.ts";
 import { canonicalJson, sealValue } from "../run/seal.ts";
 import type { RunState, Step } from "../run/types.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { encodeEntry, type LogEntry } from "./log-entries.ts";
-import type { SessionStore } from "./types.ts";
 
 /** Delays before the two retries of a failed append (a conflict is never retried). */
 const RETRY_DELAYS_MS = [50, 200];

@@ -1,7 +1,7 @@
 // The entries of a session's write-ahead log: their JSON shapes, and reading them back.
 
-import { SessionError } from "../errors.ts";
-import type { Message, Usage } from "../model/messages.ts";
+import { SessionError } from "../core/errors.ts";
+import type { Message, Usage } from "../core/messages.ts";
 import type { ErrorInfo, RunState } from "../run/types.ts";
 import type { ToolResult } from "../tools/types.ts";
 

@@ -1,6 +1,6 @@
 // memoryStore(): a session store that lives in the process only (OpenAI's MemorySession).
-import { SessionConflictError, SessionStoreError } from "../errors.ts";
-import type { SessionInfo, SessionStore } from "./types.ts";
+import { SessionConflictError, SessionStoreError } from "../core/errors.ts";
+import type { SessionInfo, SessionStore } from "../core/session-store.ts";
 import { assertLease, assertSeq, assertSessionId, checkEntries, readAfter } from "./validate.ts";
 
 interface MemorySession {

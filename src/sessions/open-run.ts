@@ -1,18 +1,19 @@
 // How an agent with a session store starts a run: continuing a conversation, or recovering one.
 
 import { randomUUID } from "node:crypto";
-import { ConfigurationError, ResumeError, SessionError } from "../errors.ts";
-import type { Message } from "../model/messages.ts";
-import { describeValue } from "../options.ts";
+import { ConfigurationError, ResumeError, SessionError } from "../core/errors.ts";
+import type { Message } from "../core/messages.ts";
+import { describeValue } from "../core/options.ts";
+import type { SessionStore } from "../core/session-store.ts";
+import type { ResumeOptions, SessionTarget } from "../run/agent-options.ts";
 import { type CallRecord, errorResult, newCallRecord } from "../run/call.ts";
 import type { EngineConfig } from "../run/config.ts";
 import type { Recovery } from "../run/loop.ts";
 import { canonicalJson } from "../run/seal.ts";
-import type { ResumeOptions, RunState, SessionTarget, Step } from "../run/types.ts";
+import type { RunState, Step } from "../run/types.ts";
 import { SessionJournal } from "./journal.ts";
 import { newCheckpointId } from "./run-entries.ts";
 import { readSession, requireSession, type SessionView } from "./session-view.ts";
-import type { SessionStore } from "./types.ts";
 import { assertSessionId } from "./validate.ts";
 
 /** What a run that continues a session starts from. */

@@ -1,6 +1,6 @@
 // Loads an optional peer (better-sqlite3, pg) on first use, so a missing one is a clear error.
 import { createRequire } from "node:module";
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 
 export interface Peer {
   /** The entry that needs it, such as "skein/sqlite". */

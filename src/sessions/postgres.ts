@@ -1,9 +1,9 @@
 /** postgresStore(): a session store in Postgres (pg), safe across processes. @module skein/postgres */
-import { ConfigurationError, SessionConflictError, SessionStoreError } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError, SessionConflictError, SessionStoreError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
+import type { LeaseOutcome, SessionInfo, SessionStore } from "../core/session-store.ts";
 import { loadPeer, type Peer } from "./peer.ts";
 import { type PostgresSql, postgresSql } from "./postgres-sql.ts";
-import type { LeaseOutcome, SessionInfo, SessionStore } from "./types.ts";
 import {
   assertLease,
   assertSeq,
@@ -13,7 +13,7 @@ import {
   storeFailure,
 } from "./validate.ts";
 
-export type { LeaseOutcome, SessionInfo, SessionStore } from "./types.ts";
+export type { LeaseOutcome, SessionInfo, SessionStore } from "../core/session-store.ts";
 
 /**
  * What skein/pgboss reads from a Postgres store: its pool and schema, so the queue's tables (runs,

@@ -2,12 +2,12 @@
 
 import { lstat, readFile, unlink } from "node:fs/promises";
 import path from "node:path";
-import { isInside } from "../builtin/workspace.ts";
 import { writeFileInside } from "../builtin/workspace-write.ts";
-import { RewindError } from "../errors.ts";
+import { RewindError } from "../core/errors.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import { isProtectedPath } from "../permissions/protected.ts";
+import { isInside } from "../tools/workspace.ts";
 import { requireSession } from "./session-view.ts";
-import type { SessionStore } from "./types.ts";
 
 export interface RewindResult {
   /** Workspace-relative paths written back to their content at the checkpoint, sorted. */

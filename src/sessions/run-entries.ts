@@ -3,14 +3,14 @@
 // engine will execute (cancelled while queued, or for an agent nobody serves).
 
 import { randomUUID } from "node:crypto";
-import { SessionError } from "../errors.ts";
-import type { Message, ToolResultBlock } from "../model/messages.ts";
+import { SessionError } from "../core/errors.ts";
+import type { Message, ToolResultBlock } from "../core/messages.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import { DEFAULT_MAX_RESULT_CHARS } from "../run/config.ts";
 import type { ErrorInfo } from "../run/types.ts";
 import { capResultContent } from "../tools/result.ts";
 import { encodeEntry, type LogEntry } from "./log-entries.ts";
 import { type InterruptedBatch, readSession, type SessionView } from "./session-view.ts";
-import type { SessionStore } from "./types.ts";
 
 /** A checkpoint id: sortable by time, unique across processes. */
 export function newCheckpointId(): string {

@@ -1,12 +1,12 @@
 // What a session's log says: its transcript, its checkpoints, and where its last run stopped.
 
-import { SessionError } from "../errors.ts";
-import { addUsage, emptyUsage, type Message, type Usage } from "../model/messages.ts";
+import { SessionError } from "../core/errors.ts";
+import { addUsage, emptyUsage, type Message, type Usage } from "../core/messages.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import { sealMatches } from "../run/seal.ts";
 import type { RunState, Step } from "../run/types.ts";
 import type { ToolResult } from "../tools/types.ts";
 import { type LogEntry, parseLog, type StoredEntry } from "./log-entries.ts";
-import type { SessionStore } from "./types.ts";
 
 export interface Checkpoint {
   /** The id `rewindFiles` and `forkSession` take (also the run's id). */

@@ -1,6 +1,6 @@
 // What every session store shares: argument checks, and the wrapping of backend failures.
-import { ConfigurationError, SessionStoreError, SkeinError } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError, SessionStoreError, SkeinError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
 
 const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const READ_OPTION_KEYS: ReadonlySet<string> = new Set(["after"]);

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ConfigurationError, describeThrown } from "../errors.ts";
-import { assertKnownOptions, describeValue } from "../options.ts";
+import { ConfigurationError, describeThrown } from "../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../core/options.ts";
 import { anthropicWire } from "./mock/anthropic-wire.ts";
 import { checkTurn, withoutFaults } from "./mock/check-turn.ts";
 import { openaiWire } from "./mock/openai-wire.ts";

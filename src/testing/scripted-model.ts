@@ -1,6 +1,6 @@
 import { type InspectOptions, inspect } from "node:util";
-import { ConfigurationError, ScriptExhaustedError } from "../errors.ts";
-import type { ContentBlock, Usage } from "../model/messages.ts";
+import { ConfigurationError, ScriptExhaustedError } from "../core/errors.ts";
+import type { ContentBlock, Usage } from "../core/messages.ts";
 import type {
   IncompleteToolCall,
   Model,

@@ -1,7 +1,7 @@
 // sessionStoreConformance(open): the cases every SessionStore must pass, for any test runner.
 import assert from "node:assert/strict";
-import { ConfigurationError, SkeinError } from "../errors.ts";
-import type { SessionStore } from "../sessions/types.ts";
+import { ConfigurationError, SkeinError } from "../core/errors.ts";
+import type { SessionStore } from "../core/session-store.ts";
 import { largeEntry, unicodeEntries } from "./session-store-data.ts";
 
 export interface OpenSessionStoreOptions {

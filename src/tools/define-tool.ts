@@ -1,6 +1,11 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { ConfigurationError, describeThrown, messageForModel } from "../errors.ts";
-import { assertFunction, assertKnownOptions, DEFINE_TOOL_KEYS, describeValue } from "../options.ts";
+import { ConfigurationError, describeThrown, messageForModel } from "../core/errors.ts";
+import {
+  assertFunction,
+  assertKnownOptions,
+  DEFINE_TOOL_KEYS,
+  describeValue,
+} from "../core/options.ts";
 import { createToolDefinition } from "./definition.ts";
 import { InvalidToolResultError, toolResultFromData } from "./result.ts";
 import {

@@ -1,4 +1,4 @@
-import { ConfigurationError } from "../errors.ts";
+import { ConfigurationError } from "../core/errors.ts";
 import {
   assertFunction,
   assertKnownOptions,
@@ -6,7 +6,7 @@ import {
   assertPositiveInteger,
   describeValue,
   SECURITY_KEYS,
-} from "../options.ts";
+} from "../core/options.ts";
 import type { JsonSchema } from "./schema.ts";
 import { type ToolDefinition, type ToolOptions, type ToolRuntime, toolRuntime } from "./types.ts";
 

@@ -1,4 +1,4 @@
-import type { ToolResultContentBlock } from "../model/messages.ts";
+import type { ToolResultContentBlock } from "../core/messages.ts";
 import type { ToolResult } from "./types.ts";
 
 /** A tool returned a value skein cannot send to the model. Becomes an error result, never a crash. */

@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Ajv2020, ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
-import { ConfigurationError, describeThrown } from "../errors.ts";
+import { ConfigurationError, describeThrown } from "../core/errors.ts";
 import { coerceToSchema } from "./coerce.ts";
 
 export type JsonSchema = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
-import { ConfigurationError } from "../errors.ts";
-import { assertKnownOptions, describeValue, TOOL_OPTION_KEYS } from "../options.ts";
+import { ConfigurationError } from "../core/errors.ts";
+import { assertKnownOptions, describeValue, TOOL_OPTION_KEYS } from "../core/options.ts";
 import { createToolDefinition } from "./definition.ts";
 import { toolResultFromReturn } from "./result.ts";
 import { compileStandardSchema, isStandardSchema } from "./schema.ts";

@@ -1,5 +1,4 @@
-import type { ToolResultContentBlock } from "../model/messages.ts";
-import type { AgentRuntime } from "../run/link.ts";
+import type { ToolResultContentBlock } from "../core/messages.ts";
 import type { JsonSchema, ValidationOutcome } from "./schema.ts";
 
 /** What a tool returns: text or content blocks for the model, plus what only the app sees. */
@@ -187,8 +186,6 @@ export interface ToolRuntime {
    * first); false leaves it to the rules. Checked after `beforeToolCall`, with the final input.
    */
   needsApproval?: (input: unknown, context: { callId: string; signal: AbortSignal }) => unknown;
-  /** Agent tools (`agentTool`, `delegateTool`): the engine runs the child through this instead of `execute`. */
-  agent?: AgentRuntime;
 }
 
 /** What `tool()` and `defineTool()` return. */

@@ -13,7 +13,7 @@ import {
   OUTPUT_TAIL_CHARS,
   OutputBuffer,
 } from "../../src/builtin/bash.ts";
-import { builtinInfo } from "../../src/builtin/define.ts";
+import { builtinInfo } from "../../src/tools/builtin-mark.ts";
 import { useEnv } from "../support/env.ts";
 import { expectGone } from "../support/processes.ts";
 import { waitFor } from "../support/promises.ts";

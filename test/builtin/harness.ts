@@ -10,7 +10,7 @@ import { lsTool } from "../../src/builtin/ls.ts";
 import { readTool } from "../../src/builtin/read.ts";
 import { createWorkspace } from "../../src/builtin/workspace.ts";
 import { writeTool } from "../../src/builtin/write.ts";
-import type { ToolResultContentBlock } from "../../src/model/messages.ts";
+import type { ToolResultContentBlock } from "../../src/core/messages.ts";
 import { runtimeOf } from "../../src/tools/definition.ts";
 import type {
   BackgroundTasks,

@@ -3,9 +3,9 @@ import * as fs from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { builtinInfo } from "../../src/builtin/define.ts";
 import { readTool } from "../../src/builtin/read.ts";
 import { readKey } from "../../src/builtin/read-records.ts";
+import { builtinInfo } from "../../src/tools/builtin-mark.ts";
 import { runtimeOf } from "../../src/tools/definition.ts";
 import {
   expectNoHostPath,

@@ -2,8 +2,8 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { builtinInfo } from "../../src/builtin/define.ts";
 import { grepTool } from "../../src/builtin/grep.ts";
+import { builtinInfo } from "../../src/tools/builtin-mark.ts";
 import { runtimeOf } from "../../src/tools/definition.ts";
 import {
   expectNoHostPath,

@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BuiltinToolError, builtinInfo } from "../../src/builtin/define.ts";
+import { BuiltinToolError } from "../../src/builtin/define.ts";
 import { assertFresh, readKey } from "../../src/builtin/read-records.ts";
+import { builtinInfo } from "../../src/tools/builtin-mark.ts";
 import { runtimeOf } from "../../src/tools/definition.ts";
 import {
   expectNoHostPath,

@@ -5,9 +5,10 @@
  * inside the workspace; a command that leaves the workspace, or a directory that vanishes,
  * sends the session back to the root with a note for the model (never the outside path).
  */
+
+import { isWithin } from "../../tools/workspace.ts";
 import type { BuiltinEnvironment } from "../environment.ts";
 import { canonicalExisting, isDirectory } from "../sandbox.ts";
-import { isWithin } from "../workspace.ts";
 import type { ShellOutcome } from "./process.ts";
 
 export interface Session {

@@ -5,7 +5,7 @@
  * rules still deny, ask rules the user wrote (for Bash, or for a file it reads or writes) and
  * writes into protected paths still ask, and the sandbox is what confines the rest.
  */
-import type { Workspace } from "../../builtin/environment.ts";
+import type { Workspace } from "../../tools/workspace.ts";
 import type { RuleBehavior } from "../rules.ts";
 import { allowVerdict } from "./allow.ts";
 import { denyView } from "./deny.ts";

@@ -12,7 +12,7 @@
  */
 import { realpath } from "node:fs/promises";
 import nodePath from "node:path";
-import { isWithin } from "../../builtin/workspace.ts";
+import { isWithin } from "../../tools/workspace.ts";
 import { lexicalRelative } from "../paths.ts";
 import { denyView } from "./deny.ts";
 import { globCovered, patternForms } from "./read-globs.ts";

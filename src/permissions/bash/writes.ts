@@ -11,7 +11,7 @@
  *   is allowed outright. A rule allowing the program (`Bash(cp:*)`) grants its own arguments;
  *   a redirection is the shell's write, which it does not grant.
  */
-import type { Workspace } from "../../builtin/environment.ts";
+import type { Workspace } from "../../tools/workspace.ts";
 import { lexicalRelative } from "../paths.ts";
 import { isProtectedGlob, isProtectedPath } from "../protected.ts";
 import { denyView } from "./deny.ts";

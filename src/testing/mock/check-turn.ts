@@ -1,5 +1,5 @@
-import { ConfigurationError } from "../../errors.ts";
-import { assertKnownOptions, describeValue } from "../../options.ts";
+import { ConfigurationError } from "../../core/errors.ts";
+import { assertKnownOptions, describeValue } from "../../core/options.ts";
 import type { MockTurn } from "./types.ts";
 
 /** What the model answers; everything else on a turn is a fault, which `times` limits. */

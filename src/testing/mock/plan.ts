@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Usage } from "../../model/messages.ts";
+import type { Usage } from "../../core/messages.ts";
 import type { MockErrorSpec, MockProtocol, MockTurn } from "./types.ts";
 
 /** One SSE event as the wire sends it: an optional `event:` name and one `data:` line. */

@@ -1,6 +1,6 @@
 // A child process where one package cannot be required, as on a machine that never installed it.
 import Module from "node:module";
-import { ConfigurationError } from "../../../src/errors.ts";
+import { ConfigurationError } from "../../../src/core/errors.ts";
 
 const { entry, hide, how } = JSON.parse(process.argv[2]!) as {
   entry: "sqlite" | "postgres";

@@ -1,6 +1,6 @@
 // A child process for the kill -9 and racing tests: appends to a store and prints each outcome.
 import { createInterface } from "node:readline";
-import { SessionConflictError } from "../../../src/errors.ts";
+import { SessionConflictError } from "../../../src/core/errors.ts";
 import { postgresStore } from "../../../src/sessions/postgres.ts";
 import { sqliteStore } from "../../../src/sessions/sqlite.ts";
 import type { ChildStore } from "../helpers.ts";

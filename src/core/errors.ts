@@ -1,5 +1,5 @@
 import { homedir } from "node:os";
-import type { Message, Usage } from "./model/messages.ts";
+import type { Message, Usage } from "./messages.ts";
 
 const brand = Symbol.for("skein.error");
 
