@@ -165,14 +165,15 @@ describe("jobs that cannot run", () => {
     // The victim's session is busy (held here), so its queued run waits for its own job.
     const victim = await enqueue(scenario, "victim", "v3");
     const holder = "test-holder";
-    expect((await scenario.store.lease!(victim.sessionId, holder, 60_000)).acquired).toBe(true);
+    // Held long enough for the drain (a second after the worker starts), not much longer: the
+    // victim's job, deferred meanwhile, comes back when this lease would have ended.
+    expect((await scenario.store.lease!(victim.sessionId, holder, 20_000)).acquired).toBe(true);
     await startWorker({
       ...base({ victim: { kind: "shop" } }),
       name: "W",
       unservedAgentGraceMs: 1_000,
     });
-    const before = await runRecord(scenario, victim.runId);
-    expect(before?.status).toBe("queued");
+    expect((await runRecord(scenario, victim.runId))?.status).toBe("queued");
     // The forged job, on the queue of an agent nobody serves: drained once the grace is over.
     await scenario.boss.createQueue("skein.run.ghost");
     const forged = await scenario.boss.send("skein.run.ghost", {
@@ -183,9 +184,8 @@ describe("jobs that cannot run", () => {
       const job = await scenario.boss.getJobById("skein.run.ghost", forged!);
       return job?.state === "completed";
     }, "the forged job was drained");
-    const after = await runRecord(scenario, victim.runId);
-    expect(after?.status).toBe("queued");
-    expect(after?.result ?? null).toBeNull();
+    // Not ended with the forged job's error (the victim may have run already on a slow machine).
+    expect(JSON.stringify(await runRecord(scenario, victim.runId))).not.toContain("ghost");
     // Released, the victim's own job runs its run.
     await scenario.store.release!(victim.sessionId, holder);
     const result = await waitForRun(scenario.store, victim.sessionId, {
