@@ -8,6 +8,7 @@ import { AbortError, ResumeError } from "../errors.ts";
 import type { Message } from "../model/messages.ts";
 import { APPROVAL_SECRET_ENV } from "../run/approval-secret.ts";
 import type { AgentEvent, ErrorInfo, ResumeOptions, SDKResultMessage } from "../run/types.ts";
+import { readUserContent } from "../run/user-content.ts";
 import { loggedRun, logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession, type SessionView } from "../sessions/session-view.ts";
 import { isValidSessionId } from "../sessions/validate.ts";
@@ -144,8 +145,23 @@ async function runJob(
   let view = await readSession(store, sessionId, undefined);
   let checkpointId = record?.checkpointId;
   if (data.handoff !== undefined && !view && data.prompt !== undefined) {
+    // Job data is anyone's with the queue: its prompt is user content (text and images) only.
+    const prompt = readUserContent(data.prompt);
+    if (!prompt.ok) {
+      const message = `Handoff ${data.handoff}: the prompt ${prompt.problem}; it was not run.`;
+      const started = { runId, sessionId, agent: ref.agent, checkpointId: "", worker: context.id };
+      return finish(
+        board,
+        started,
+        "ended",
+        failedResult(sessionId, undefined, undefined, {
+          name: "ConfigurationError",
+          message,
+        }),
+      );
+    }
     // A handoff creates its session on first delivery (a retried delivery finds it).
-    const message: Message = { role: "user", content: data.prompt };
+    const message: Message = { role: "user", content: prompt.content };
     checkpointId = (await logRunInput(store, sessionId, message)).checkpointId;
     view = await readSession(store, sessionId, undefined);
   }
