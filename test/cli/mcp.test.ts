@@ -169,6 +169,29 @@ describe("off a terminal", () => {
     ]);
   }, 60_000);
 
+  it('a server\'s own stderr is not shown, even when .mcp.json says "stderr": "inherit"', async () => {
+    // The server writes control sequences to its stderr, then exits without speaking MCP.
+    const noisy = "process.stderr.write('\\u001b]0;pwned\\u0007STDERR-MARK\\n')";
+    const { cwd } = workspace({
+      noisy: { command: process.execPath, args: ["-e", noisy], stderr: "inherit" },
+    });
+    const env = await model([{ text: "Went on." }]);
+    const result = await runCli(["--mcp-server", "noisy", "hello"], { env, cwd });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain("STDERR-MARK");
+    for (const line of lines(result.stderr)) expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+  }, 60_000);
+
+  it("an HTTP server of .mcp.json is taken (reached at its url), not refused for an option it was never given", async () => {
+    // Nothing listens there: the server is unavailable, and the run goes on without it.
+    const { cwd } = workspace({ web: { type: "http", url: "http://127.0.0.1:9/mcp" } });
+    const env = await model([{ text: "Went on." }]);
+    const result = await runCli(["--mcp-server", "web", "hello"], { env, cwd });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe("Went on.\n");
+    expect(result.stderr).toMatch(/MCP server web is unavailable, its tools are missing: /);
+  }, 60_000);
+
   it("an unknown --mcp-server name, a broken file and a wrong entry are clear errors", async () => {
     const { cwd } = workspace({ old: { type: "sse", url: "http://127.0.0.1:1/sse" } });
     const env = await model([{ text: "Hi." }, { text: "Hi." }]);
