@@ -154,8 +154,10 @@ function serverFrom(
   fail: (message: string) => void,
 ): McpServer | undefined {
   try {
-    // A server's own output would run through the command's; it is not shown.
-    return mcpServer({ stderr: "ignore", ...entry } as Parameters<typeof mcpServer>[0]);
+    // A server's own output would run through the command's raw: it is not shown, whatever the
+    // entry says. Only a server started over stdio has one (an HTTP entry takes no stderr).
+    const quiet = entry.url === undefined ? { stderr: "ignore" } : {};
+    return mcpServer({ ...entry, ...quiet } as Parameters<typeof mcpServer>[0]);
   } catch (error) {
     fail((error as Error).message.replace(/^mcpServer\(\): /, ""));
     return undefined;
