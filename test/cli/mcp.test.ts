@@ -79,6 +79,20 @@ describe("off a terminal", () => {
     await expectGone(starts(log).map((entry) => entry.pid));
   });
 
+  it("a paused MCP call is answered by --continue with the --allow rule the pause suggested", async () => {
+    const { cwd, log } = workspace();
+    const env = await model();
+    const paused = await runCli(["--mcp-server", "fx", "echo"], { env, cwd });
+    expect(paused.code, paused.stderr).toBe(1);
+    const resumed = await runCli(["--continue", "--mcp-server", "fx", "--allow", "mcp__fx__echo"], {
+      env,
+      cwd,
+    });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toBe("Done.\n");
+    expect(readLog(log).filter((entry) => entry.event === "call")).toHaveLength(1);
+  });
+
   it("--allow with a pattern lets the calls run without asking", async () => {
     const { cwd, log } = workspace();
     const result = await runCli(["--mcp-server", "fx", "--allow", "mcp__fx__*", "echo"], {
