@@ -7,7 +7,7 @@ import { runDemo } from "./demo.ts";
 import type { EnqueueFlags } from "./enqueue.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
-import { askForMcpCalls, chooseMcpServers, readMcpConfig } from "./mcp.ts";
+import { askForMcpCalls, chooseMcpServers, mcpCallAllowed, readMcpConfig } from "./mcp.ts";
 import { projectSecret } from "./project-dir.ts";
 import {
   PROVIDER_NAMES,
@@ -298,6 +298,7 @@ async function runPrompt(
         agent,
         ...(prompt !== undefined ? { prompt } : {}),
         ...(session ? { session: { ...session, path: cli!.path } } : {}),
+        mcpAllowed: mcpCallAllowed(flags.allow ?? []),
         logged: cli !== undefined,
         json: flags.json === true,
         renderer,

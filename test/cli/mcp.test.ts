@@ -93,6 +93,16 @@ describe("off a terminal", () => {
     expect(readLog(log).filter((entry) => entry.event === "call")).toHaveLength(1);
   });
 
+  it("a --deny rule still refuses a paused MCP call that --allow covers on --continue", async () => {
+    const { cwd, log } = workspace();
+    const env = await model();
+    expect((await runCli(["--mcp-server", "fx", "echo"], { env, cwd })).code).toBe(1);
+    const flags = ["--mcp-server", "fx", "--allow", "mcp__fx__*", "--deny", "mcp__fx__echo"];
+    const resumed = await runCli(["--continue", ...flags], { env, cwd });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(readLog(log).filter((entry) => entry.event === "call")).toEqual([]);
+  });
+
   it("--allow with a pattern lets the calls run without asking", async () => {
     const { cwd, log } = workspace();
     const result = await runCli(["--mcp-server", "fx", "--allow", "mcp__fx__*", "echo"], {
