@@ -33,6 +33,9 @@ describe("allow Bash, deny Read(.env): paths through /proc and /dev/fd are denie
       "tar c /proc/self/cwd/.env | cat",
       "cat ../../../../../../../../../../proc/self/cwd/.env",
       "cat /proc/self/cwd/src/../.env",
+      "cat /proc/self/cwd//./.env",
+      "cat /proc/self/fd/../cwd/.env",
+      "cat /proc/self/cw[d]/.env",
     ];
     const run = await runBash(ws, { allow: ["Bash"], deny: ["Read(.env)"] }, commands, true);
     expect(failing(commands, (id) => run.reason(id) === "denied")).toEqual([]);

@@ -52,7 +52,11 @@ export function shellSidePaths(root: string, given: string, depth = 0): string[]
     const state = advance(states.at(-1)!, globSegment(part));
     const reached = LINKS.find((link, k) => (state[k]! & (1 << link.steps.length)) !== 0);
     if (reached?.to === "cwd" || reached?.to === "root") {
-      const rest = parts.slice(index + 1).join("/");
+      // Empty names dropped: `cwd//x` is `x`, not the absolute `/x`.
+      const rest = parts
+        .slice(index + 1)
+        .filter((name) => name !== "")
+        .join("/");
       const named = reached.to === "cwd" ? rest || "." : `/${rest}`;
       return [named, ...shellSidePaths(root, named, depth + 1)];
     }
