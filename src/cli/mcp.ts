@@ -126,14 +126,23 @@ export async function chooseMcpServers(
 export function askForMcpCalls(
   allow: readonly string[],
 ): NonNullable<AgentHooks["beforeToolCall"]> {
-  const allowed = allow.map(ruleMatcher);
+  const allowed = mcpCallAllowed(allow);
   return ({ name }) => {
     const server = /^mcp__(.+?)__/.exec(name)?.[1];
-    if (server === undefined || allowed.some((matches) => matches(name))) return undefined;
+    if (server === undefined || allowed(name)) return undefined;
     return {
       ask: `a tool of the MCP server "${server}": each call asks unless an --allow rule covers it, such as --allow "mcp__${server}__*"`,
     };
   };
+}
+
+/**
+ * Whether an --allow rule names this MCP tool, so its calls run without asking (and a paused
+ * call of it is answered by `--continue` with that rule).
+ */
+export function mcpCallAllowed(allow: readonly string[]): (name: string) => boolean {
+  const allowed = allow.map(ruleMatcher);
+  return (name) => /^mcp__.+?__/.test(name) && allowed.some((matches) => matches(name));
 }
 
 /** A bare tool-name rule (`*` for any characters); rules with a pattern in parentheses name no MCP tool. */
@@ -154,8 +163,10 @@ function serverFrom(
   fail: (message: string) => void,
 ): McpServer | undefined {
   try {
-    // A server's own output would run through the command's; it is not shown.
-    return mcpServer({ stderr: "ignore", ...entry } as Parameters<typeof mcpServer>[0]);
+    // A server's own output would run through the command's raw: it is not shown, whatever the
+    // entry says. Only a server started over stdio has one (an HTTP entry takes no stderr).
+    const quiet = entry.url === undefined ? { stderr: "ignore" } : {};
+    return mcpServer({ ...entry, ...quiet } as Parameters<typeof mcpServer>[0]);
   } catch (error) {
     fail((error as Error).message.replace(/^mcpServer\(\): /, ""));
     return undefined;

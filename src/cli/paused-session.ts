@@ -17,21 +17,26 @@ export interface PausedSession {
 
 /**
  * The answers for the paused calls: the agent's rules decide the calls they allow or deny
- * outright; `ask` is called for the others (none: not called). `interrupted` and `unasked` come
- * back from `ask` as they are.
+ * outright, and `mcpAllowed` the MCP calls an --allow rule names (MCP tools are not among the
+ * agent's own; resume still checks the deny rules); `ask` is called for the others (none: not
+ * called). `interrupted` and `unasked` come back from `ask` as they are.
  */
 export async function answerPaused(
   agent: Agent,
   pending: readonly PendingToolCall[],
   ask: (calls: PendingToolCall[]) => Promise<ApprovalOutcome>,
+  mcpAllowed: (name: string) => boolean = () => false,
 ): Promise<ApprovalOutcome> {
   const config = handleOf(agent)?.config;
   const decisions: ApprovalDecisions = {};
   const open: PendingToolCall[] = [];
   for (const call of pending) {
     const tool = config?.tools.get(call.name);
-    // A tool this agent lacks is answered by resume itself ("not available"): asking is pointless.
-    const verdict = tool ? await config?.permissions?.decide(tool, call.input) : undefined;
+    const verdict = tool
+      ? await config?.permissions?.decide(tool, call.input)
+      : mcpAllowed(call.name)
+        ? { behavior: "allow" as const }
+        : undefined;
     if (verdict?.behavior === "allow") decisions[call.id] = true;
     else if (verdict?.behavior === "deny")
       decisions[call.id] = { behavior: "deny", message: verdict.message };

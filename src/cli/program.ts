@@ -13,7 +13,7 @@ import {
   SESSIONS_HELP,
   WORKER_HELP,
 } from "./help.ts";
-import { askForMcpCalls, chooseMcpServers, readMcpConfig } from "./mcp.ts";
+import { askForMcpCalls, chooseMcpServers, mcpCallAllowed, readMcpConfig } from "./mcp.ts";
 import { projectSecret } from "./project-dir.ts";
 import {
   PROVIDER_NAMES,
@@ -249,6 +249,7 @@ async function runPrompt(
         agent,
         ...(prompt !== undefined ? { prompt } : {}),
         ...(session ? { session: { ...session, path: cli!.path } } : {}),
+        mcpAllowed: mcpCallAllowed(flags.allow ?? []),
         logged: cli !== undefined,
         json: flags.json === true,
         renderer,

@@ -30,6 +30,8 @@ export interface AgentRun {
     /** A paused session's waiting calls and transcript, as the store holds them. */
     paused?: PausedSession;
   };
+  /** MCP calls an --allow rule names: a paused one is answered without asking. */
+  mcpAllowed?: (name: string) => boolean;
   /** The agent logs to a session store: resume by session, and print the session id at the end. */
   logged: boolean;
   /** `--json`: the session id is in the result event, and stderr stays quiet. */
@@ -195,7 +197,12 @@ async function resumeSession(
   const paused = session.paused;
   if (!paused || paused.pending.some((call) => call.reason !== "approval"))
     return run.agent.resumeStream(target, { signal: interrupts.signal });
-  const outcome = await answerPaused(run.agent, paused.pending, (calls) => ask(driving, calls));
+  const outcome = await answerPaused(
+    run.agent,
+    paused.pending,
+    (calls) => ask(driving, calls),
+    run.mcpAllowed,
+  );
   if (outcome.kind === "answered")
     return run.agent.resumeStream(target, {
       approvals: outcome.decisions,

@@ -9,6 +9,7 @@ import type { Message } from "../core/messages.ts";
 import type { ResumeOptions } from "../run/agent-options.ts";
 import { APPROVAL_SECRET_ENV } from "../run/approval-secret.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage } from "../run/types.ts";
+import { readUserContent } from "../run/user-content.ts";
 import { loggedRun, logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession, type SessionView } from "../sessions/session-view.ts";
 import { isValidSessionId } from "../sessions/validate.ts";
@@ -55,6 +56,12 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
     );
     return { error: "not a skein run job" };
   }
+  // Checked before the lease: a deferred job would write its own id into that run's record.
+  const foreign = await foreignRunError(board, job.id, data);
+  if (foreign) {
+    context.report(new Error(foreign));
+    return { error: foreign };
+  }
   const owner = `${context.id}/${job.id}/${++executions}`;
   const lease = await store.lease(data.sessionId, owner, context.leaseMs);
   if (!lease.acquired) {
@@ -83,11 +90,10 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
   const renewal = keepLease(context, data, owner, execution);
   let release = true;
   try {
-    return (
-      (await context.current.run(execution, () =>
-        runJob(context, ref, data, execution, controller.signal),
-      )) ?? undefined
+    await context.current.run(execution, () =>
+      runJob(context, ref, data, execution, controller.signal),
     );
+    return undefined;
   } catch (error) {
     // Fenced: the lease is not ours to release (or the worker stops and releases nothing early).
     if (execution.fenced) release = false;
@@ -126,30 +132,37 @@ function keepLease(
   return timer;
 }
 
-/** Runs the job's run; resolves with the job's output when the job itself was refused. */
 async function runJob(
   context: WorkerContext,
   ref: JobRef,
   data: RunJobData,
   execution: Execution,
   signal: AbortSignal,
-): Promise<{ error: string } | void> {
+): Promise<void> {
   const { board, store } = context;
   const { sessionId, runId } = data;
   const record = await board.getRun(runId);
-  if (record && record.sessionId !== sessionId) {
-    // A job naming another session's run (forged, or corrupted): whatever it would write (the
-    // run's record, an end in the log) would land on that run. It ends alone, nothing written.
-    const error = `Job ${ref.job.id} names run ${runId}, which belongs to another session than its own ("${sessionId}"); it was ended without running or writing anything.`;
-    context.report(new Error(error));
-    return { error };
-  }
   if (record && record.status !== "queued" && record.status !== "running") return; // done before
   let view = await readSession(store, sessionId, undefined);
   let checkpointId = record?.checkpointId;
   if (data.handoff !== undefined && !view && data.prompt !== undefined) {
+    // Job data is anyone's with the queue: its prompt is user content (text and images) only.
+    const prompt = readUserContent(data.prompt);
+    if (!prompt.ok) {
+      const message = `Handoff ${data.handoff}: the prompt ${prompt.problem}; it was not run.`;
+      const started = { runId, sessionId, agent: ref.agent, checkpointId: "", worker: context.id };
+      return finish(
+        board,
+        started,
+        "ended",
+        failedResult(sessionId, undefined, undefined, {
+          name: "ConfigurationError",
+          message,
+        }),
+      );
+    }
     // A handoff creates its session on first delivery (a retried delivery finds it).
-    const message: Message = { role: "user", content: data.prompt };
+    const message: Message = { role: "user", content: prompt.content };
     checkpointId = (await logRunInput(store, sessionId, message)).checkpointId;
     view = await readSession(store, sessionId, undefined);
   }
@@ -274,6 +287,21 @@ async function runJob(
       );
   }
   await board.finishRun(runId, result.subtype === "paused" ? "paused" : "ended", eventText(result));
+}
+
+/**
+ * Why a job that names another session's run (forged, or corrupted) must end alone: everything
+ * it would write (the run's record, an end in the log, its job id) would land on that run.
+ * Undefined for a job whose run is its session's own or has no record yet.
+ */
+export async function foreignRunError(
+  board: Board,
+  jobId: string,
+  data: Pick<RunJobData, "sessionId" | "runId">,
+): Promise<string | undefined> {
+  const record = await board.getRun(data.runId);
+  if (record === undefined || record.sessionId === data.sessionId) return undefined;
+  return `Job ${jobId} names run ${data.runId}, which belongs to another session than its own ("${data.sessionId}"); it was ended without running or writing anything.`;
 }
 
 /** Records the end of a run no engine ran in this execution (its record created if need be). */

@@ -4,6 +4,7 @@
 import { logRunEnd } from "../sessions/run-entries.ts";
 import { readSession } from "../sessions/session-view.ts";
 import { isValidSessionId } from "../sessions/validate.ts";
+import { foreignRunError } from "./execution.ts";
 import { QUEUE_PREFIX } from "./queue.ts";
 import { eventText, failedResult } from "./results.ts";
 import type { PgBossJob, RunJobData } from "./types.ts";
@@ -46,7 +47,17 @@ export async function drainUnserved(
         name: "ConfigurationError",
         message: `unknown agent "${agent}": no worker serves it (no worker registered it within ${options.graceMs} ms). Start a worker with this agent, then enqueue the run again.`,
       };
-      if (isValidSessionId(sessionId) && typeof runId === "string" && runId !== "") {
+      const named = isValidSessionId(sessionId) && typeof runId === "string" && runId !== "";
+      // A job naming another session's run ends alone: that run is not this job's to end.
+      const foreign = named
+        ? await foreignRunError(board, job.id, { sessionId, runId })
+        : undefined;
+      if (foreign) {
+        context.report(new Error(foreign));
+        await boss.complete(queue, job.id, { error: foreign });
+        continue;
+      }
+      if (named) {
         const owner = `${context.id}/drain/${job.id}`;
         const lease = await store.lease(sessionId, owner, context.leaseMs);
         if (!lease.acquired) continue; // someone works on it after all: its job expires and returns

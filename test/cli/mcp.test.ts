@@ -79,6 +79,30 @@ describe("off a terminal", () => {
     await expectGone(starts(log).map((entry) => entry.pid));
   });
 
+  it("a paused MCP call is answered by --continue with the --allow rule the pause suggested", async () => {
+    const { cwd, log } = workspace();
+    const env = await model();
+    const paused = await runCli(["--mcp-server", "fx", "echo"], { env, cwd });
+    expect(paused.code, paused.stderr).toBe(1);
+    const resumed = await runCli(["--continue", "--mcp-server", "fx", "--allow", "mcp__fx__echo"], {
+      env,
+      cwd,
+    });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toBe("Done.\n");
+    expect(readLog(log).filter((entry) => entry.event === "call")).toHaveLength(1);
+  });
+
+  it("a --deny rule still refuses a paused MCP call that --allow covers on --continue", async () => {
+    const { cwd, log } = workspace();
+    const env = await model();
+    expect((await runCli(["--mcp-server", "fx", "echo"], { env, cwd })).code).toBe(1);
+    const flags = ["--mcp-server", "fx", "--allow", "mcp__fx__*", "--deny", "mcp__fx__echo"];
+    const resumed = await runCli(["--continue", ...flags], { env, cwd });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(readLog(log).filter((entry) => entry.event === "call")).toEqual([]);
+  });
+
   it("--allow with a pattern lets the calls run without asking", async () => {
     const { cwd, log } = workspace();
     const result = await runCli(["--mcp-server", "fx", "--allow", "mcp__fx__*", "echo"], {
@@ -167,6 +191,29 @@ describe("off a terminal", () => {
       ["gone", "failed"],
       ["refuses", "failed"],
     ]);
+  }, 60_000);
+
+  it('a server\'s own stderr is not shown, even when .mcp.json says "stderr": "inherit"', async () => {
+    // The server writes control sequences to its stderr, then exits without speaking MCP.
+    const noisy = "process.stderr.write('\\u001b]0;pwned\\u0007STDERR-MARK\\n')";
+    const { cwd } = workspace({
+      noisy: { command: process.execPath, args: ["-e", noisy], stderr: "inherit" },
+    });
+    const env = await model([{ text: "Went on." }]);
+    const result = await runCli(["--mcp-server", "noisy", "hello"], { env, cwd });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).not.toContain("STDERR-MARK");
+    for (const line of lines(result.stderr)) expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
+  }, 60_000);
+
+  it("an HTTP server of .mcp.json is taken (reached at its url), not refused for an option it was never given", async () => {
+    // Nothing listens there: the server is unavailable, and the run goes on without it.
+    const { cwd } = workspace({ web: { type: "http", url: "http://127.0.0.1:9/mcp" } });
+    const env = await model([{ text: "Went on." }]);
+    const result = await runCli(["--mcp-server", "web", "hello"], { env, cwd });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe("Went on.\n");
+    expect(result.stderr).toMatch(/MCP server web is unavailable, its tools are missing: /);
   }, 60_000);
 
   it("an unknown --mcp-server name, a broken file and a wrong entry are clear errors", async () => {

@@ -16,6 +16,7 @@ import {
   segmentMatches,
 } from "../glob-meet.ts";
 import { lexicalRelative } from "../paths.ts";
+import { shellSidePaths } from "./shell-side.ts";
 import { walkCovered } from "./walk.ts";
 
 /** More alternatives than this from braces is too many to read: treated as unknown. */
@@ -37,7 +38,9 @@ export function patternForms(word: string, root: string): PatternForms | undefin
   const literals = new Set<string>();
   const globs = new Set<string>();
   for (const alternative of alternatives) {
-    for (const each of tildeForms(alternative)) {
+    const forms = tildeForms(alternative);
+    // Through the shell's own /proc entry (`/proc/self/cwd/.e*`): also what it names there.
+    for (const each of forms.flatMap((form) => [form, ...shellSidePaths(root, form)])) {
       const plain = globParts(each).every((part) => part === ".." || !isPattern(globSegment(part)));
       if (plain) literals.add(each);
       else for (const glob of rootRelative(each, root)) globs.add(glob);

@@ -17,6 +17,7 @@ import { lexicalRelative } from "../paths.ts";
 import { denyView } from "./deny.ts";
 import { globCovered, patternForms } from "./read-globs.ts";
 import { recursiveOperands } from "./recursive.ts";
+import { shellSidePaths } from "./shell-side.ts";
 import { basename, type CommandAnalysis, HOLE, holesOf, isOption, list } from "./types.ts";
 import { walkCovered } from "./walk.ts";
 
@@ -73,11 +74,14 @@ export function fileReadConcern(
     rules.anyDeny ? { deny: what } : { ask: `${what}; Read rules restrict some files` };
   const named: string[] = [];
   const path = (given: string): FileReadConcern => {
-    named.push(given);
-    for (const relative of pathForms(root, given)) {
-      if (rules.denied(relative)) return { deny: given };
-      if (rules.asked(relative))
-        ask ??= { ask: `it reads ${JSON.stringify(given)}, which a Read rule asks about` };
+    // Through the shell's own /proc entry (`/proc/self/cwd/.env`): also what it names there.
+    for (const each of [given, ...shellSidePaths(root, given)]) {
+      named.push(each);
+      for (const relative of pathForms(root, each)) {
+        if (rules.denied(relative)) return { deny: given };
+        if (rules.asked(relative))
+          ask ??= { ask: `it reads ${JSON.stringify(given)}, which a Read rule asks about` };
+      }
     }
     return undefined;
   };
@@ -266,9 +270,10 @@ async function walkDirectories(
 ): Promise<FileReadConcern> {
   let ask: FileReadConcern;
   for (const directory of new Set(directories)) {
-    const forms = pathForms(root, directory);
+    const named = [directory, ...shellSidePaths(root, directory)];
+    const forms = named.flatMap((each) => pathForms(root, each));
     // A directory above the root (`grep -r KEY /`) holds the whole workspace.
-    if (isWithin(nodePath.resolve(root, directory), root)) forms.push("");
+    if (named.some((each) => isWithin(nodePath.resolve(root, each), root))) forms.push("");
     for (const relative of new Set(forms)) {
       const found = await walkCovered(root, relative, rules);
       if (found === "too many") {

@@ -17,6 +17,7 @@ import { isProtectedGlob, isProtectedPath } from "../protected.ts";
 import { denyView } from "./deny.ts";
 import { expandOnDisk, patternForms } from "./read-globs.ts";
 import { pathForms } from "./reads.ts";
+import { shellSidePaths } from "./shell-side.ts";
 import type { CommandAnalysis } from "./types.ts";
 import { writtenBy } from "./writers.ts";
 
@@ -68,7 +69,13 @@ export function writeConcern(
   };
   let patterns = 0;
   const named = (text: string, pattern: boolean, redirect: boolean) => {
-    if (!pattern) return void targets.push({ text, redirect });
+    // Through the shell's own /proc entry (`/proc/self/cwd/.git/config`): also what it names there.
+    if (!pattern) {
+      targets.push({ text, redirect });
+      for (const each of shellSidePaths(workspace.root, text))
+        targets.push({ text: each, redirect });
+      return;
+    }
     const shown = JSON.stringify(text);
     if (++patterns > MAX_GLOBS)
       return atRunTime(`it writes to files named by more than ${MAX_GLOBS} patterns`, redirect);

@@ -1,0 +1,51 @@
+/**
+ * The project's approval secret (.skein/approval-secret) seals the command's paused runs. The
+ * README says it never goes into a session store: whoever can write the log must not also hold
+ * the key. The agent's own tools must then not be able to read it into the transcript.
+ *
+ * KNOWN FAILING (review of issue 22): Read reads the key without a question, and `cat` under
+ * --allow Bash, so it reaches the provider and sessions.db. `it.fails` keeps the suite green until
+ * the key moves out of the agent's reach; then this turns red and `.fails` must go.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type MockServer, mockServer } from "skein/testing";
+import { afterEach, describe, expect, it } from "vitest";
+import { runCli } from "./helpers.ts";
+
+let server: MockServer | undefined;
+const dirs: string[] = [];
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the project's approval secret", () => {
+  it.fails("is not read into the transcript by the agent's Read or Bash", async () => {
+    const cwd = mkdtempSync(join(tmpdir(), "skein-cli-secret-"));
+    dirs.push(cwd);
+    // A first run makes the key.
+    server = await mockServer({ script: [{ text: "hi" }] });
+    const env = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" };
+    expect((await runCli(["hello"], { env, cwd })).code).toBe(0);
+    const secret = readFileSync(join(cwd, ".skein", "approval-secret"), "utf8").trim();
+    await server.close();
+    server = await mockServer({
+      script: [
+        {
+          toolCalls: [
+            { id: "r1", name: "Read", input: { file_path: ".skein/approval-secret" } },
+            { id: "b1", name: "Bash", input: { command: "cat .skein/approval-secret" } },
+          ],
+        },
+        { text: "Done." },
+      ],
+    });
+    const second = { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "test-key" };
+    await runCli(["--allow", "Bash", "read it"], { env: second, cwd });
+    expect(JSON.stringify(server.requests.map((request) => request.body))).not.toContain(secret);
+    expect(readFileSync(join(cwd, ".skein", "sessions.db")).includes(secret)).toBe(false);
+  }, 60_000);
+});
