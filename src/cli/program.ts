@@ -14,7 +14,7 @@ import {
   WORKER_HELP,
 } from "./help.ts";
 import { askForMcpCalls, chooseMcpServers, mcpCallAllowed, readMcpConfig } from "./mcp.ts";
-import { projectSecret } from "./project-dir.ts";
+import { projectSecret, SECRET_READ_DENY } from "./project-dir.ts";
 import {
   PROVIDER_NAMES,
   type ProviderFlags,
@@ -234,7 +234,10 @@ async function runPrompt(
       model: provider.model,
       systemPrompt: `You are skein, an agent run from the command line in the directory ${process.cwd()}. Answer concisely.`,
       ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
-      permissions: { allow: flags.allow ?? [], deny: flags.deny ?? [] },
+      permissions: {
+        allow: flags.allow ?? [],
+        deny: [...(flags.deny ?? []), ...(cli ? [SECRET_READ_DENY] : [])],
+      },
       // Its paused runs resume in the next command: seals with the project's key, not the process's.
       ...(cli ? { sessionStore: cli.store, approvalSecret: projectSecret(process.cwd()) } : {}),
       ...(mcp

@@ -18,6 +18,13 @@ import { CliError } from "./failure.ts";
 export const PROJECT_DIR = ".skein";
 const SECRET_FILE = "approval-secret";
 
+/**
+ * The rule the command adds to every agent it runs with a project key: the agent's own tools
+ * (Read, Grep, Bash's readers, globs that could name it) must never carry the key into the
+ * transcript, where it would reach the provider and the sessions database.
+ */
+export const SECRET_READ_DENY = `Read(${PROJECT_DIR}/${SECRET_FILE})`;
+
 /** Creates .skein/ in `cwd` when missing, with a .gitignore that ignores everything in it. */
 export function ensureProjectDir(cwd: string): string {
   const dir = path.join(cwd, PROJECT_DIR);

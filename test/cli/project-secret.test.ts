@@ -2,10 +2,7 @@
  * The project's approval secret (.skein/approval-secret) seals the command's paused runs. The
  * README says it never goes into a session store: whoever can write the log must not also hold
  * the key. The agent's own tools must then not be able to read it into the transcript.
- *
- * KNOWN FAILING (review of issue 22): Read reads the key without a question, and `cat` under
- * --allow Bash, so it reaches the provider and sessions.db. `it.fails` keeps the suite green until
- * the key moves out of the agent's reach; then this turns red and `.fails` must go.
+ * The command denies reading it (a Read deny rule, which Bash's readers meet too).
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,7 +20,7 @@ afterEach(async () => {
 });
 
 describe("the project's approval secret", () => {
-  it.fails("is not read into the transcript by the agent's Read or Bash", async () => {
+  it("is not read into the transcript by the agent's Read or Bash", async () => {
     const cwd = mkdtempSync(join(tmpdir(), "skein-cli-secret-"));
     dirs.push(cwd);
     // A first run makes the key.
