@@ -4,6 +4,8 @@
 import { randomBytes } from "node:crypto";
 import {
   closeSync,
+  constants,
+  fstatSync,
   linkSync,
   lstatSync,
   mkdirSync,
@@ -47,24 +49,42 @@ export function ensureProjectDir(cwd: string): string {
 export function projectSecret(cwd: string): string {
   const file = path.join(ensureProjectDir(cwd), SECRET_FILE);
   createOnce(file, `${randomBytes(32).toString("base64url")}\n`, 0o600);
-  const stat = lstatSync(file);
-  const problem = !stat.isFile()
-    ? "is not a regular file"
-    : process.getuid && stat.uid !== process.getuid()
-      ? "belongs to another user"
-      : (stat.mode & 0o077) !== 0
-        ? `can be read by others (mode ${(stat.mode & 0o777).toString(8)})`
-        : undefined;
-  if (problem)
-    throw new CliError(
-      `${file} ${problem}; skein keeps its approval secret there. Remove the file (runs paused with it can then no longer be resumed) or make it yours with mode 600 (chmod 600).`,
-    );
-  const secret = readFileSync(file, "utf8").trim();
+  // Checked and read through one descriptor opened without following a link, so the file read
+  // is the file checked (no swap between the two).
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ELOOP") throw error;
+    throw refused(file, "is a symbolic link");
+  }
+  let text: string;
+  try {
+    const stat = fstatSync(fd);
+    const problem = !stat.isFile()
+      ? "is not a regular file"
+      : process.getuid && stat.uid !== process.getuid()
+        ? "belongs to another user"
+        : (stat.mode & 0o077) !== 0
+          ? `can be read by others (mode ${(stat.mode & 0o777).toString(8)})`
+          : undefined;
+    if (problem) throw refused(file, problem);
+    text = readFileSync(fd, "utf8");
+  } finally {
+    closeSync(fd);
+  }
+  const secret = text.trim();
   if (secret.length < 16)
     throw new CliError(
       `${file} holds no usable approval secret (fewer than 16 characters); remove it and skein makes a new one (runs paused with the old one can then no longer be resumed).`,
     );
   return secret;
+}
+
+function refused(file: string, problem: string): CliError {
+  return new CliError(
+    `${file} ${problem}; skein keeps its approval secret there. Remove the file (runs paused with it can then no longer be resumed) or make it yours with mode 600 (chmod 600).`,
+  );
 }
 
 /**
@@ -84,8 +104,29 @@ function createOnce(file: string, text: string, mode: number): void {
   try {
     linkSync(temporary, file);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return;
+    // A file system without hard links (FAT, some network shares): an exclusive create instead,
+    // whose reader may, at worst, meet the file before its one write lands (then too short: refused).
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS")
+      throw error;
+    writeExclusive(file, text, mode);
   } finally {
     rmSync(temporary, { force: true });
+  }
+}
+
+function writeExclusive(file: string, text: string, mode: number): void {
+  let fd: number;
+  try {
+    fd = openSync(file, "wx", mode);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return;
+    throw error;
+  }
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
   }
 }

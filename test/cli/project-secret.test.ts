@@ -4,7 +4,7 @@
  * the key. The agent's own tools must then not be able to read it into the transcript.
  * The command denies reading it (a Read deny rule, which Bash's readers meet too).
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type MockServer, mockServer } from "skein/testing";
@@ -45,4 +45,23 @@ describe("the project's approval secret", () => {
     expect(JSON.stringify(server.requests.map((request) => request.body))).not.toContain(secret);
     expect(readFileSync(join(cwd, ".skein", "sessions.db")).includes(secret)).toBe(false);
   }, 60_000);
+});
+
+describe("the key file is read only when it is what it seems", () => {
+  it("a symbolic link in its place (even to a private file) is refused, not followed", async () => {
+    const { projectSecret } = await import("../../src/cli/project-dir.ts");
+    const cwd = mkdtempSync(join(tmpdir(), "skein-cli-secret-"));
+    dirs.push(cwd);
+    const elsewhere = join(cwd, "elsewhere");
+    writeFileSync(elsewhere, "a secret of someone else's, long enough\n", { mode: 0o600 });
+    mkdirSync(join(cwd, ".skein"));
+    symlinkSync(elsewhere, join(cwd, ".skein", "approval-secret"));
+    expect(() => projectSecret(cwd)).toThrow(/is a symbolic link/);
+    // Made afresh: the same key on every call.
+    const fresh = mkdtempSync(join(tmpdir(), "skein-cli-secret-"));
+    dirs.push(fresh);
+    const key = projectSecret(fresh);
+    expect(key.length).toBeGreaterThanOrEqual(32);
+    expect(projectSecret(fresh)).toBe(key);
+  });
 });
