@@ -61,7 +61,9 @@ export function failedResult(
 export function resultFromLog(
   view: SessionView,
   checkpointId: string,
-  end: { subtype: string; result?: string; error?: ErrorInfo } | undefined,
+  end:
+    | { subtype: string; result?: string; error?: ErrorInfo; structuredResult?: unknown }
+    | undefined,
 ): SDKResultMessage {
   const usage = emptyUsage();
   let numTurns = 0;
@@ -86,6 +88,9 @@ export function resultFromLog(
     messages: view.messages,
     steps: [],
   };
+  // A typed run's answer, as its end kept it: a success read back is as typed as the live one.
+  if (end?.subtype === "success" && end.structuredResult !== undefined)
+    result.structuredResult = end.structuredResult;
   const paused = view.unfinished?.pausedState;
   if (!end && paused) {
     result.subtype = "paused";

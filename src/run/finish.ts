@@ -73,6 +73,7 @@ export async function closeJournal(
     else {
       const end: RunEnd = { subtype: result.subtype, result: result.result };
       if (result.error) end.error = result.error;
+      if (result.structuredResult !== undefined) end.structuredResult = result.structuredResult;
       await journal.ended(end);
     }
     return result;

@@ -49,4 +49,6 @@ export interface RunEnd {
   subtype: "success" | "error_max_turns" | "error_during_execution" | "aborted";
   result?: string;
   error?: ErrorInfo;
+  /** A typed run's validated answer (as JSON keeps it), for a result read back from the log. */
+  structuredResult?: unknown;
 }

@@ -62,6 +62,7 @@ export type LogEntry =
       subtype: "success" | "error_max_turns" | "error_during_execution" | "aborted";
       result?: string;
       error?: ErrorInfo;
+      structuredResult?: unknown;
     })
   /** A file's content before Write or Edit changed it (`null`: it did not exist). */
   | (RunEntry & { type: "snapshot"; callId: string; path: string; content: string | null });
