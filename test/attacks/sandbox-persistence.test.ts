@@ -169,7 +169,7 @@ describe("background commands end with the run, or with agent.close()", () => {
     // Swept before run() returned, and nothing of the command is left running.
     expect(exists(at("deep/a/.git"))).toBe(false);
     expect(exists(at("deep/a"))).toBe(true);
-    await waitFor(() => (pidsWithCmdline(needle).length === 0 ? true : undefined), 10_000);
+    await waitFor(() => (pidsWithCmdline(needle).length === 0 ? true : undefined));
   }, 60_000);
 
   it("agent.close() stops background shells (outside the preset, where runs leave them running)", async () => {
@@ -189,9 +189,9 @@ describe("background commands end with the run, or with agent.close()", () => {
     try {
       const result = await agent.run("start it");
       expect(result.subtype).toBe("success");
-      await waitFor(() => (pidsWithCmdline(needle).length > 0 ? true : undefined), 10_000);
+      await waitFor(() => (pidsWithCmdline(needle).length > 0 ? true : undefined));
       await agent.close();
-      await waitFor(() => (pidsWithCmdline(needle).length === 0 ? true : undefined), 10_000);
+      await waitFor(() => (pidsWithCmdline(needle).length === 0 ? true : undefined));
     } finally {
       for (const pid of pidsWithCmdline(needle)) process.kill(pid, "SIGKILL");
     }
@@ -238,17 +238,14 @@ await agent.run("go");
       stderr += chunk;
     });
     try {
-      await waitFor(() => (exists(at("tried")) ? true : undefined), 30_000).catch((error) => {
+      await waitFor(() => (exists(at("tried")) ? true : undefined)).catch((error) => {
         throw new Error(`${(error as Error).message}; host stderr: ${stderr}`);
       });
       // Both commands run now: the background loop and the foreground sleep.
       // Liveness limits of tens of seconds: a loaded machine starts the sandbox slowly.
-      await waitFor(
-        () => (pidsWithCmdline(`sleep 600 # ${needle}`).length > 0 ? true : undefined),
-        30_000,
-      );
+      await waitFor(() => (pidsWithCmdline(`sleep 600 # ${needle}`).length > 0 ? true : undefined));
       child.kill("SIGKILL");
-      await waitFor(() => (pidsWithCmdline(needle).length === 0 ? true : undefined), 20_000);
+      await waitFor(() => (pidsWithCmdline(needle).length === 0 ? true : undefined));
     } finally {
       child.kill("SIGKILL");
     }

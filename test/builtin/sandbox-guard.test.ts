@@ -27,7 +27,7 @@ describe("placeholders (bubblewrap)", () => {
 
   const bash = (input: Record<string, unknown>) => invoke(bashTool(fx.env), input);
   const finished = () =>
-    waitFor(() => (fx.background.get("bash_1")?.status === "running" ? undefined : true), 20_000);
+    waitFor(() => (fx.background.get("bash_1")?.status === "running" ? undefined : true));
 
   it("stay while another sandboxed command runs, so it still cannot create the names", async () => {
     await bash({

@@ -10,6 +10,7 @@ import path from "node:path";
 import { createAgent } from "skein";
 import { type ScriptedTurn, scriptedModel } from "skein/testing";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LIVENESS_MS } from "../support/liveness.ts";
 import { makeTempDir, removeDir } from "../support/temp.ts";
 
 let work: string;
@@ -46,7 +47,7 @@ function alive(pid: number): boolean {
 }
 
 /** The pids that are still alive after polling for up to `ms`. */
-async function survivors(pids: number[], ms = 10_000): Promise<number[]> {
+async function survivors(pids: number[], ms = LIVENESS_MS): Promise<number[]> {
   const end = Date.now() + ms;
   let left = pids.filter(alive);
   while (left.length > 0 && Date.now() < end) {
@@ -58,7 +59,7 @@ async function survivors(pids: number[], ms = 10_000): Promise<number[]> {
 
 /** Waits until `count` pid files exist (the command got to start its children). */
 async function untilPidFiles(count: number): Promise<number[]> {
-  const end = Date.now() + 15_000;
+  const end = Date.now() + LIVENESS_MS;
   while (Date.now() < end) {
     const pids = pidsIn(work);
     if (pids.length >= count) return pids;

@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { askApprovals } from "../../src/cli/approve.ts";
 import type { Terminal } from "../../src/cli/terminal.ts";
 import { processTerminal } from "../../src/cli/terminal.ts";
+import { LIVENESS_MS } from "../support/liveness.ts";
 import { lines, runCli } from "./helpers.ts";
 
 let server: MockServer | undefined;
@@ -178,8 +179,8 @@ describe("askApprovals", () => {
 });
 
 async function until(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition(); waited += 10) {
-    if (waited > 20_000) throw new Error("timed out waiting for the question");
+  for (const deadline = Date.now() + LIVENESS_MS; !condition(); ) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for the question");
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }

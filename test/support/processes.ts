@@ -1,6 +1,7 @@
 /** Processes and programs on this machine: what runs, what is gone, what is installed. */
 import { accessSync, constants, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
+import { LIVENESS_MS } from "./liveness.ts";
 import { sleep } from "./promises.ts";
 
 /** True while a process with this pid exists (zombies count: they may await a slow reaper). */
@@ -14,7 +15,7 @@ export function alive(pid: number): boolean {
 }
 
 /** Waits until every pid is gone; orphans are reaped by pid 1, which may take a moment. */
-export async function expectGone(pids: number[], withinMs = 8_000): Promise<void> {
+export async function expectGone(pids: number[], withinMs = LIVENESS_MS): Promise<void> {
   // A pid that was never read must not pass as "gone".
   if (pids.length === 0 || !pids.every((pid) => Number.isInteger(pid) && pid > 0)) {
     throw new Error(`not a list of pids: ${JSON.stringify(pids)}`);

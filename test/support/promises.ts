@@ -1,4 +1,5 @@
 /** Promises a test controls or inspects. */
+import { LIVENESS_MS } from "./liveness.ts";
 
 /** A promise with its resolve and reject at hand: the test decides when something happens. */
 export interface Deferred<T> {
@@ -35,10 +36,13 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Polls until `check` returns a value other than undefined (or throws after `withinMs`). */
+/**
+ * Polls until `check` returns a value other than undefined, or throws after `withinMs` (the
+ * liveness limit: a busy machine is slow, not broken).
+ */
 export async function waitFor<T>(
   check: () => T | undefined | Promise<T | undefined>,
-  withinMs = 8_000,
+  withinMs = LIVENESS_MS,
 ): Promise<T> {
   const deadline = Date.now() + withinMs;
   for (;;) {
