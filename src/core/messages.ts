@@ -6,6 +6,8 @@
 export interface TextBlock {
   type: "text";
   text: string;
+  /** Provider data sent back with this block to the provider that gave it (a Gemini thought signature). */
+  replay?: ProviderReplay;
 }
 
 export interface ImageBlock {
@@ -18,6 +20,8 @@ export interface ToolUseBlock {
   id: string;
   name: string;
   input: unknown;
+  /** Provider data sent back with this call to the provider that gave it (a Gemini thought signature, `extra_content`). */
+  replay?: ProviderReplay;
 }
 
 /** What a tool result may hold: text and images. */
@@ -34,6 +38,34 @@ export interface ThinkingBlock {
   type: "thinking";
   thinking: string;
   signature?: string;
+  /** Provider data sent back with this block to the provider that gave it (a Gemini thought signature). */
+  replay?: ProviderReplay;
+}
+
+/**
+ * What a provider gave to be sent back unchanged, byte for byte, on later requests: only to the
+ * same protocol at the same host. Any other provider drops it (and drops a `reasoning` block
+ * whole), so a transcript moved to another provider still works.
+ */
+export interface ProviderReplay {
+  /** The protocol that gave it: `"openai-responses"`, `"openai-chat"`, `"gemini"`. */
+  protocol: string;
+  /** The host it came from (`api.openai.com`, `127.0.0.1:4000`). */
+  host: string;
+  /** The data as received (a Responses reasoning item; `{ thoughtSignature }`; `{ extra_content }`). */
+  data: Record<string, unknown>;
+}
+
+/**
+ * Reasoning a provider returns as an opaque item (OpenAI Responses' `reasoning` items with their
+ * `encrypted_content`): kept in the assistant message in its place, before the calls it preceded,
+ * and sent back whole to the same protocol and host on every later request. `text` is its
+ * readable summary ("" when the model gave none).
+ */
+export interface ReasoningBlock {
+  type: "reasoning";
+  text: string;
+  replay: ProviderReplay;
 }
 
 export interface RedactedThinkingBlock {
@@ -47,7 +79,8 @@ export type ContentBlock =
   | ToolUseBlock
   | ToolResultBlock
   | ThinkingBlock
-  | RedactedThinkingBlock;
+  | RedactedThinkingBlock
+  | ReasoningBlock;
 
 export interface Message {
   role: "user" | "assistant";
@@ -61,18 +94,52 @@ export interface Usage {
   outputTokens: number;
   cacheReadInputTokens: number;
   cacheCreationInputTokens: number;
+  /** Of `outputTokens`, those spent reasoning, when the provider says. */
+  reasoningTokens?: number;
+  /**
+   * What these tokens cost in US dollars, from the price table (`MODEL_PRICES` and the agent's
+   * `pricing`). Undefined when a model call it covers had no price (never a guessed 0).
+   */
+  costUsd?: number;
 }
 
 export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
 }
 
+/**
+ * Adds `turn` to `total`. The cost stays known only while everything added was priced: usage with
+ * tokens but no `costUsd` (an unpriced model) makes the total's cost undefined from then on;
+ * usage of nothing (no tokens, no cost) changes nothing.
+ */
 export function addUsage(total: Usage, turn: Partial<Usage> | undefined): void {
   if (!turn) return;
+  const empty = isEmptyUsage(total);
+  if (isEmptyUsage(turn)) return;
   total.inputTokens += turn.inputTokens ?? 0;
   total.outputTokens += turn.outputTokens ?? 0;
   total.cacheReadInputTokens += turn.cacheReadInputTokens ?? 0;
   total.cacheCreationInputTokens += turn.cacheCreationInputTokens ?? 0;
+  if (turn.reasoningTokens !== undefined)
+    total.reasoningTokens = (total.reasoningTokens ?? 0) + turn.reasoningTokens;
+  const cost = empty
+    ? turn.costUsd
+    : total.costUsd === undefined || turn.costUsd === undefined
+      ? undefined
+      : total.costUsd + turn.costUsd;
+  if (cost === undefined) delete total.costUsd;
+  else total.costUsd = cost;
+}
+
+/** No tokens and no cost: what a run with no model call spent. */
+function isEmptyUsage(usage: Partial<Usage>): boolean {
+  return (
+    !usage.inputTokens &&
+    !usage.outputTokens &&
+    !usage.cacheReadInputTokens &&
+    !usage.cacheCreationInputTokens &&
+    usage.costUsd === undefined
+  );
 }
 
 /** The concatenated text of a message's or a result's text blocks. */
