@@ -395,4 +395,18 @@ describe.each(ROWS)("$name: conformance", (row) => {
     expect(sent).not.toContain("elsewhere");
     expect(sent).toContain("calling");
   });
+
+  it("does not retry a 429 that says the account is out of credit (insufficient_quota)", async () => {
+    const server = await serve([
+      {
+        status: 429,
+        error: { type: "insufficient_quota", message: "You exceeded your current quota." },
+        headers: { "retry-after-ms": "5" },
+      },
+    ]);
+    const { result } = await collect(createBareAgent({ model: make(server.url, FAST) }));
+    expect(result.error).toMatchObject({ name: "RateLimitError", status: 429 });
+    expect(result.error?.message).toContain("exceeded your current quota");
+    expect(server.requests).toHaveLength(1);
+  });
 });

@@ -131,16 +131,6 @@ function messagesProblem(messages: unknown[]): string | undefined {
   return undefined;
 }
 
-const ANTHROPIC_BLOCKS: ReadonlySet<unknown> = new Set([
-  "text",
-  "image",
-  "document",
-  "tool_use",
-  "tool_result",
-  "thinking",
-  "redacted_thinking",
-]);
-
 function blocksProblem(index: number, blocks: Block[]): string | undefined {
   for (let position = 0; position < blocks.length; position++) {
     const block = blocks[position];
@@ -149,7 +139,8 @@ function blocksProblem(index: number, blocks: Block[]): string | undefined {
         ? `messages.${index}.content.${position}.text: cache_control cannot be set for empty text blocks`
         : "messages: text content blocks must be non-empty";
     }
-    if (!ANTHROPIC_BLOCKS.has(block?.type))
+    // skein's own block for another protocol's reasoning: no Anthropic block has this tag.
+    if (block?.type === "reasoning")
       return `messages.${index}.content.${position}: Input tag '${String(block?.type)}' found using 'type' does not match any of the expected tags`;
     if (block && "replay" in block)
       return `messages.${index}.content.${position}.${String(block.type)}.replay: Extra inputs are not permitted`;
