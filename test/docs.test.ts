@@ -210,7 +210,7 @@ const RUNS: Record<string, () => void> = {
       const agents = await import("../examples/docs/models.ts");
       const expected = {
         claude: ["https://api.anthropic.com/v1/messages", "claude-sonnet-4-6", "sk-ant-test"],
-        gpt: ["https://api.openai.com/v1/chat/completions", "gpt-5-mini", "sk-openai-test"],
+        gpt: ["https://api.openai.com/v1/responses", "gpt-5-mini", "sk-openai-test"],
         deepseek: [
           "https://api.deepseek.com/anthropic/v1/messages",
           "deepseek-v4-flash",
@@ -224,7 +224,11 @@ const RUNS: Record<string, () => void> = {
       for (const [name, [host, model, key]] of Object.entries(expected)) {
         const result = await agents[name as keyof typeof agents].run("Say hello.");
         const request = requests.at(-1)!;
-        const protocol = host!.endsWith("/messages") ? "anthropic" : "openai";
+        const protocol = host!.endsWith("/messages")
+          ? "anthropic"
+          : host!.endsWith("/responses")
+            ? "openai-responses"
+            : "openai";
         expect([name, result.subtype, result.result]).toEqual([
           name,
           "success",

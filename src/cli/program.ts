@@ -16,6 +16,7 @@ import {
 import { askForMcpCalls, chooseMcpServers, mcpCallAllowed, readMcpConfig } from "./mcp.ts";
 import { projectSecret, SECRET_READ_DENY } from "./project-dir.ts";
 import {
+  API_NAMES,
   PROVIDER_NAMES,
   type ProviderFlags,
   type ProviderName,
@@ -62,6 +63,7 @@ export async function runCli(
       "what to ask (read from stdin when not given and stdin is not a terminal)",
     )
     .addOption(providerOption())
+    .addOption(apiOption())
     .option(
       "-m, --model <id>",
       "the model id, such as claude-sonnet-4-6, gpt-4o or openai:qwen3 (default: the provider's)",
@@ -222,7 +224,9 @@ async function runPrompt(
     const renderer = createRenderer({ json: flags.json === true, terminal });
     if (!flags.json) {
       renderer.notice(
-        terminal.colors.dim(`skein · ${provider.name} ${provider.modelId} at ${provider.baseURL}`),
+        terminal.colors.dim(
+          `skein · ${provider.name}${provider.api ? ` (${provider.api})` : ""} ${provider.modelId} at ${provider.baseURL}`,
+        ),
       );
     }
     const mcp = await mcpServersFor(flags, terminal, renderer);
@@ -324,6 +328,13 @@ async function readPrompt(
   }
   if (prompt.trim() === "") throw new CliError(`the prompt is empty; pass one, such as ${example}`);
   return prompt;
+}
+
+function apiOption(): Option {
+  return new Option(
+    "--api <api>",
+    "OpenAI's API: responses or chat (default: responses for OpenAI's own host, chat for any other --base-url)",
+  ).choices(API_NAMES);
 }
 
 function providerOption(): Option {

@@ -8,14 +8,21 @@ import { CliError } from "./failure.ts";
 export type ProviderName = "anthropic" | "openai";
 export const PROVIDER_NAMES: readonly ProviderName[] = ["anthropic", "openai"];
 
+export type ApiName = "responses" | "chat";
+export const API_NAMES: readonly ApiName[] = ["responses", "chat"];
+
 export interface ProviderFlags {
   provider?: ProviderName;
+  /** OpenAI's API: Responses or Chat Completions (default: Responses on OpenAI's own host). */
+  api?: ApiName;
   model?: string;
   baseUrl?: string;
 }
 
 export interface ResolvedProvider {
   name: ProviderName;
+  /** The API spoken, for OpenAI. */
+  api?: ApiName;
   model: Model;
   modelId: string;
   baseURL: string;
@@ -43,12 +50,26 @@ export function resolveProvider(
   // createAgent; `--provider` wins over a family (`gpt-*` through an Anthropic-compatible proxy).
   const named = flags.model ? parseModelName(flags.model) : undefined;
   const prefixed = named !== undefined && named.model !== flags.model;
-  if (prefixed && flags.provider !== undefined && flags.provider !== named.protocol) {
+  // `openai-chat:<id>` is the OpenAI provider speaking Chat Completions.
+  const namedProtocol = named?.protocol === "openai-chat" ? "openai" : named?.protocol;
+  if (prefixed && flags.provider !== undefined && flags.provider !== namedProtocol) {
     throw new CliError(
       `--model ${flags.model} names the ${named.protocol} protocol but --provider says ${flags.provider}; drop one of them.`,
     );
   }
-  const name = flags.provider ?? named?.protocol ?? "anthropic";
+  const name = flags.provider ?? namedProtocol ?? "anthropic";
+  if (flags.api !== undefined && name !== "openai")
+    throw new CliError(
+      `--api ${flags.api} chooses between OpenAI's APIs; it needs --provider openai (or an OpenAI --model).`,
+    );
+  if (flags.api === "responses" && named?.protocol === "openai-chat")
+    throw new CliError(
+      `--model ${flags.model} says Chat Completions but --api says responses; drop one of them.`,
+    );
+  const api: ApiName | undefined =
+    name !== "openai"
+      ? undefined
+      : (flags.api ?? (named?.protocol === "openai-chat" ? "chat" : undefined));
   const { prefix, defaultBaseURL } = PROVIDERS[name];
   const baseURL = flags.baseUrl ?? (env[`${prefix}_BASE_URL`] || defaultBaseURL);
   // The key goes only to the provider's own host or to <PREFIX>_BASE_URL, never to another
@@ -62,8 +83,13 @@ export function resolveProvider(
     ...(apiKey ? { apiKey } : {}),
     ...(named ? { model: named.model } : {}),
   };
-  const model = name === "anthropic" ? anthropic(options) : openai(options);
-  return { name, model, modelId: model.modelId, baseURL };
+  const model =
+    name === "anthropic" ? anthropic(options) : openai({ ...options, ...(api ? { api } : {}) });
+  const spoken =
+    name === "openai"
+      ? (api ?? (sameHost(baseURL, defaultBaseURL) ? "responses" : "chat"))
+      : undefined;
+  return { name, ...(spoken ? { api: spoken } : {}), model, modelId: model.modelId, baseURL };
 }
 
 function sameHost(url: string, other: string): boolean {

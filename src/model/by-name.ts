@@ -6,7 +6,7 @@ import { anthropic } from "./anthropic.ts";
 import type { Model } from "./model.ts";
 import { openai } from "./openai.ts";
 
-export type Protocol = "anthropic" | "openai";
+export type Protocol = "anthropic" | "openai" | "openai-chat";
 
 export interface NamedModel {
   /** Undefined for a bare name of no known family: the Anthropic protocol, by default. */
@@ -15,7 +15,8 @@ export interface NamedModel {
   model: string;
 }
 
-const PREFIXES: readonly Protocol[] = ["anthropic", "openai"];
+// "openai-chat" before "openai": the longer prefix is read first.
+const PREFIXES: readonly Protocol[] = ["anthropic", "openai-chat", "openai"];
 const FAMILIES: readonly [RegExp, Protocol][] = [
   [/^claude-/, "anthropic"],
   [/^(gpt-|o1|o3|o4)/, "openai"],
@@ -57,6 +58,7 @@ export function modelFromName(
     ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
   };
   if (protocol === "openai") return openai(settings);
+  if (protocol === "openai-chat") return openai({ ...settings, api: "chat" });
   if (protocol === "anthropic") return anthropic(settings);
   const from = options.source ? ` (from ${options.source})` : "";
   const hint = `The model name "${name}"${from} has no protocol prefix, so it is sent with the Anthropic protocol; for an OpenAI-compatible server, write "openai:${name}".`;

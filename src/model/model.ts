@@ -31,6 +31,8 @@ export interface ModelRequest {
   maxTokens?: number;
   /** The model id to send, when the agent's `modelName` overrides the provider's own. */
   modelName?: string;
+  /** The run's session id: a provider may send it as a cache key (Responses `prompt_cache_key`). */
+  sessionId?: string;
   /** The settings in effect for this call (`toolChoice` `"required"` normalised to `"any"`); absent when none. */
   settings?: ModelSettings & { toolChoice?: "auto" | "any" | "none" | { name: string } };
   /**

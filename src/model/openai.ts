@@ -1,3 +1,5 @@
+import { ConfigurationError } from "../core/errors.ts";
+import { describeValue } from "../core/options.ts";
 import type { Model, ModelRequest, ModelStreamEvent } from "./model.ts";
 import { OpenAIDecoder } from "./openai-decoder.ts";
 import { wireMessages, wireTools } from "./openai-request.ts";
@@ -9,6 +11,7 @@ import {
   resolveProvider,
 } from "./provider-options.ts";
 import { refuseReasoning } from "./reasoning.ts";
+import { type ResponsesSetup, streamResponses } from "./responses.ts";
 import { type Refuser, refuse, toolChoiceOf } from "./settings.ts";
 import { readErrorBody, streamWithRetries } from "./transport.ts";
 
@@ -16,6 +19,13 @@ export const OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1";
 export const OPENAI_DEFAULT_MODEL = "gpt-5-mini";
 
 export interface OpenAIOptions extends ProviderOptions {
+  /**
+   * The API spoken: `"responses"` (the Responses API, `POST {baseURL}/responses`, stateless,
+   * reasoning items sent back) or `"chat"` (Chat Completions, `POST {baseURL}/chat/completions`).
+   * Default: `"responses"` for OpenAI's own host, `"chat"` for any other base URL (compatible
+   * servers speak Chat Completions).
+   */
+  api?: "responses" | "chat" | undefined;
   /** The reply's token limit, when given (otherwise the server's default applies): sent as
    * `max_completion_tokens` to OpenAI's own host, which refuses `max_tokens` for newer models,
    * and as `max_tokens` elsewhere. */
@@ -38,6 +48,7 @@ const OPENAI_KEYS: ReadonlySet<string> = new Set([
   "maxTokens",
   "strictTools",
   "replayReasoning",
+  "api",
 ]);
 
 /**
@@ -46,17 +57,24 @@ const OPENAI_KEYS: ReadonlySet<string> = new Set([
  * `OPENAI_BASE_URL` are read when not given.
  */
 export function openai(options: OpenAIOptions = {}): Model {
-  const { apiKey, endpoint, transport, modelId, missingKeyHint } = resolveProvider({
+  const {
+    apiKey,
+    endpoint: base,
+    transport,
+    modelId,
+    missingKeyHint,
+  } = resolveProvider({
     prefix: "openai()",
     options,
     keys: OPENAI_KEYS,
     variable: "OPENAI",
     defaultBaseURL: OPENAI_DEFAULT_BASE_URL,
-    path: "/chat/completions",
+    path: "",
     defaultModel: OPENAI_DEFAULT_MODEL,
   });
   // Capability flags, resolved once.
-  const host = new URL(endpoint).hostname;
+  const host = new URL(base).hostname;
+  const api = apiOf(options, host);
   const maxTokensField = host === "api.openai.com" ? "max_completion_tokens" : "max_tokens";
   const replayReasoning =
     options.replayReasoning ?? (host === "deepseek.com" || host.endsWith(".deepseek.com"));
@@ -71,6 +89,25 @@ export function openai(options: OpenAIOptions = {}): Model {
   };
   const readError = (status: number, responseHeaders: Record<string, string>, text: string) =>
     readErrorBody(status, responseHeaders, text, "x-request-id", missingKeyHint);
+  if (api === "responses") {
+    const setup: ResponsesSetup = {
+      endpoint: `${base}/responses`,
+      headers,
+      transport,
+      readError,
+      modelId,
+      maxTokens: options.maxTokens,
+      strictTools,
+      structuredOutputs,
+    };
+    return {
+      provider: "openai",
+      modelId,
+      structuredOutputs,
+      stream: (request, { signal }) => streamResponses(setup, request, signal),
+    };
+  }
+  const endpoint = `${base}/chat/completions`;
   const plainDecoder = () => new OpenAIDecoder();
 
   return {
@@ -122,6 +159,21 @@ export function openai(options: OpenAIOptions = {}): Model {
 }
 
 const OPENAI: Refuser = { prefix: "openai()", api: "the OpenAI Chat Completions API" };
+
+/** The API to speak: as given, else Responses on OpenAI's own host and Chat Completions elsewhere. */
+function apiOf(options: OpenAIOptions, host: string): "responses" | "chat" {
+  const given = options.api;
+  if (given !== undefined && given !== "responses" && given !== "chat")
+    throw new ConfigurationError(
+      `openai(): api must be "responses" or "chat", received ${describeValue(given)}.`,
+    );
+  const api = given ?? (host === new URL(OPENAI_DEFAULT_BASE_URL).hostname ? "responses" : "chat");
+  if (api === "responses" && options.replayReasoning !== undefined)
+    throw new ConfigurationError(
+      'openai(): replayReasoning is a Chat Completions option; the Responses API always sends its reasoning items back. Leave it out, or pass api: "chat".',
+    );
+  return api;
+}
 
 /** The API's limit on `stop`. */
 const MAX_STOP_SEQUENCES = 4;

@@ -95,6 +95,7 @@ function buildRequest(run: RunContext, parts: CallParts): PreparedCall | Promise
       tools,
     };
     if (config.modelName !== undefined) built.modelName = config.modelName;
+    built.sessionId = run.sessionId;
     const inEffect = requestSettings(parts.settings);
     if (inEffect) built.settings = inEffect;
     if (native) built.output = { name: FINAL_OUTPUT, schema: output.schema.jsonSchema };

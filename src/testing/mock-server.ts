@@ -7,6 +7,7 @@ import { checkTurn, withoutFaults } from "./mock/check-turn.ts";
 import { openaiWire } from "./mock/openai-wire.ts";
 import { type ErrorContext, planTurn, type RequestContext, type Wire } from "./mock/plan.ts";
 import { type Playback, playBody, playStream, sleep } from "./mock/play.ts";
+import { responsesWire } from "./mock/responses-wire.ts";
 import type {
   MockErrorSpec,
   MockProtocol,
@@ -18,7 +19,11 @@ import type {
 } from "./mock/types.ts";
 
 const OPTION_KEYS: ReadonlySet<string> = new Set(["script", "models", "validate"]);
-const WIRES: Record<MockProtocol, Wire> = { anthropic: anthropicWire, openai: openaiWire };
+const WIRES: Record<MockProtocol, Wire> = {
+  anthropic: anthropicWire,
+  openai: openaiWire,
+  "openai-responses": responsesWire,
+};
 
 /**
  * A local HTTP server on 127.0.0.1 (a free port) that speaks the Anthropic Messages API at `url`
@@ -62,6 +67,7 @@ export async function mockServer(options: MockServerOptions): Promise<MockServer
     },
     requests: [],
     attempts: new Map(),
+    memory: new Map(),
     seq: 0,
     closing: new AbortController(),
   };
@@ -98,6 +104,8 @@ interface ServerState {
   requests: MockRequest[];
   /** Requests seen per turn index, for `times`. */
   attempts: Map<number, number>;
+  /** What a wire remembers across requests (see `RequestContext.memory`). */
+  memory: Map<string, unknown>;
   seq: number;
   closing: AbortController;
 }
@@ -132,22 +140,19 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     return sendError(404, { message: `model: ${id} not found` });
   }
   const path = url.pathname.replace(/\/+$/, "");
-  const isCall =
-    method === "POST" &&
-    path === (protocol === "anthropic" ? "/v1/messages" : "/v1/chat/completions");
+  const isCall = method === "POST" && wire.isCall(path);
   if (!isCall) return sendError(404, {});
 
   if (raw.length > 0 && typeof body !== "object") {
     return sendError(400, { message: "mockServer: the request body is not valid JSON." });
   }
-  if (!Array.isArray(body?.messages)) {
-    return sendError(400, { message: "messages: Field required (an array of messages)." });
-  }
+  const missing = wire.transcriptProblem(body);
+  if (missing) return sendError(400, { message: missing });
   errorContext.model = typeof body.model === "string" ? body.model : undefined;
   // What the real API refuses is refused here too, before the script is asked.
-  const refused = state.options.validate ? wire.validate(body) : undefined;
+  const refused = state.options.validate ? wire.validate(body, state.memory) : undefined;
   if (refused) return sendError(400, refused, { "x-should-retry": "false" });
-  const index = body.messages.filter((message: any) => message?.role === "assistant").length;
+  const index = wire.turnIndex(body);
   const attempt = (state.attempts.get(index) ?? 0) + 1;
   state.attempts.set(index, attempt);
   record.turn = index;
@@ -162,11 +167,24 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     return sendError(500, { message: describeThrown(error).message }, noRetry);
   }
   if (turn.times !== undefined && attempt > turn.times) turn = withoutFaults(turn);
-  await respond({ state, wire, turn, body, raw, index, errorContext, signal, response, sendError });
+  await respond({
+    state,
+    protocol,
+    wire,
+    turn,
+    body,
+    raw,
+    index,
+    errorContext,
+    signal,
+    response,
+    sendError,
+  });
 }
 
 interface Answer {
   state: ServerState;
+  protocol: MockProtocol;
   wire: Wire;
   turn: MockTurn;
   body: any;
@@ -202,17 +220,18 @@ async function respond(answer: Answer): Promise<void> {
     return playBody(playback, { status: turn.status, body, contentType: "application/json" });
   }
   const context: RequestContext = {
-    protocol: wire === anthropicWire ? "anthropic" : "openai",
+    protocol: answer.protocol,
     seq: answer.state.seq,
     index: answer.index,
     model: errorContext.model ?? "mock-model",
     requestBytes: answer.raw.length,
     includeUsage: answer.body.stream_options?.include_usage === true,
+    memory: answer.state.memory,
   };
   const plan = planTurn(turn, context);
   if (answer.body.stream === true)
     return playStream(playback, plan, wire.events(plan, context), wire);
-  const body = JSON.stringify(wire.message(plan));
+  const body = JSON.stringify(wire.message(plan, context));
   return playBody(playback, { status: 200, body, contentType: "application/json" });
 }
 
@@ -265,6 +284,7 @@ function headersOf(request: IncomingMessage): Record<string, string> {
 function protocolOf(pathname: string, headers: Record<string, string>): MockProtocol {
   if (pathname.startsWith("/v1/messages")) return "anthropic";
   if (pathname.startsWith("/v1/chat/")) return "openai";
+  if (pathname.startsWith("/v1/responses")) return "openai-responses";
   return "x-api-key" in headers || "anthropic-version" in headers ? "anthropic" : "openai";
 }
 

@@ -33,7 +33,8 @@ describe('skein "prompt"', () => {
     const status = lines(result.stderr);
     expect(status[0]).toBe(`skein · anthropic claude-sonnet-4-6 at ${server.url}`);
     expect(status.at(-2)).toMatch(
-      /^usage: 1,200 input, 34 output tokens; 800 cache reads, 0 cache writes · 1 turn · [\d.]+ m?s$/,
+      // The cost: 1,200 input at $3/M, 34 output at $15/M, 800 cache reads at $0.30/M.
+      /^usage: 1,200 input, 34 output tokens; 800 cache reads, 0 cache writes · \$0\.004[34] · 1 turn · [\d.]+ m?s$/,
     );
     // The run is logged in the workspace's store; its id is the last line.
     expect(status.at(-1)).toMatch(/^session [0-9a-f-]{36}$/);
@@ -103,9 +104,21 @@ describe('skein "prompt"', () => {
     ] as const) {
       const result = await runCli(["--model", model, "hi"], { env });
       expect(result.code, result.stderr).toBe(0);
-      expect(lines(result.stderr)[0]).toBe(`skein · openai ${sent} at ${server.url}/v1`);
+      expect(lines(result.stderr)[0]).toBe(`skein · openai (chat) ${sent} at ${server.url}/v1`);
       expect(server.requests.at(-1)).toMatchObject({ protocol: "openai", body: { model: sent } });
     }
+    // --api responses speaks the Responses API to the same server; --api needs OpenAI.
+    const responses = await runCli(["--model", "gpt-5", "--api", "responses", "hi"], { env });
+    expect(responses.code, responses.stderr).toBe(0);
+    expect(lines(responses.stderr)[0]).toBe(`skein · openai (responses) gpt-5 at ${server.url}/v1`);
+    expect(server.requests.at(-1)).toMatchObject({
+      protocol: "openai-responses",
+      path: "/v1/responses",
+      body: { model: "gpt-5", store: false },
+    });
+    const wrongApi = await runCli(["--provider", "anthropic", "--api", "chat", "hi"], { env });
+    expect(wrongApi.code).not.toBe(0);
+    expect(wrongApi.stderr).toContain("--api chat chooses between OpenAI's APIs");
     const clash = await runCli(["--provider", "anthropic", "--model", "openai:qwen3", "hi"], {
       env,
     });

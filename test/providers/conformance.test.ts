@@ -5,7 +5,13 @@
  * differences are the row's expected values, never skipped tests. A new provider adds a row.
  */
 import { createHash } from "node:crypto";
-import { ConfigurationError, createBareAgent, type Model, type ReasoningSettings } from "skein";
+import {
+  ConfigurationError,
+  createBareAgent,
+  type Model,
+  openai,
+  type ReasoningSettings,
+} from "skein";
 import type { MockServer } from "skein/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { closeMockServers } from "../support/servers.ts";
@@ -126,7 +132,53 @@ const ROWS: ConformanceRow[] = [
     },
     reasoningRefused: { effort: "low", budgetTokens: 2000 },
   },
-  // Responses and Gemini rows: added with their providers.
+  {
+    name: "openai responses",
+    make: (url, options) =>
+      openai({ baseURL: `${url}/v1`, apiKey: "test", api: "responses", ...options }),
+    expectToolResultSent(server) {
+      const body = bodies(server)[1];
+      expect(server.requests[1]!.path).toBe("/v1/responses");
+      expect(body).toMatchObject({ store: false, include: ["reasoning.encrypted_content"] });
+      expect(body.input).toEqual([
+        { role: "user", content: [{ type: "input_text", text: "hi" }] },
+        {
+          type: "function_call",
+          id: "fc_mock_1_1",
+          call_id: "call_mock_1_1",
+          name: "echo",
+          arguments: '{"text":"a"}',
+        },
+        { type: "function_call_output", call_id: "call_mock_1_1", output: "echo: a" },
+      ]);
+    },
+    cacheWrites: false,
+    stopSequence: false,
+    expectThinkingKept(thinking, block, server) {
+      // A reasoning item: its summary as text, the item itself kept to be sent back whole.
+      const item = {
+        id: "rs_mock_1",
+        type: "reasoning",
+        encrypted_content: expect.stringMatching(/^gAAAAmock/),
+        summary: [{ type: "summary_text", text: thinking }],
+      };
+      expect(block).toEqual({
+        type: "reasoning",
+        text: thinking,
+        replay: { protocol: "openai-responses", host: new URL(server.url).host, data: item },
+      });
+      const sent = bodies(server)[1].input[1];
+      expect(sent).toEqual((block as { replay: { data: unknown } }).replay.data);
+    },
+    reasoning: {
+      given: { effort: "high", summary: "detailed" },
+      expectSent(body) {
+        expect(body.reasoning).toEqual({ effort: "high", summary: "detailed" });
+      },
+    },
+    reasoningRefused: { effort: "low", budgetTokens: 2000 },
+  },
+  // Gemini's row: added with its provider.
 ];
 
 describe.each(ROWS)("$name: conformance", (row) => {

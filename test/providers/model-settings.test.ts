@@ -143,9 +143,11 @@ describe.each(PROTOCOLS)("$name: model settings on the wire", (protocol) => {
     it("maxOutputTokens: max_completion_tokens on api.openai.com, max_tokens elsewhere, over maxTokens", async () => {
       const server = await serve([{ text: "a" }]);
       const settings = { maxOutputTokens: 123 };
-      const own = await sent(ownHost("openai", server, { maxTokens: 500 }).model, server, {
-        settings,
-      });
+      const own = await sent(
+        ownHost("openai", server, { maxTokens: 500, api: "chat" }).model,
+        server,
+        { settings },
+      );
       expect(own.max_completion_tokens).toBe(123);
       expect(own).not.toHaveProperty("max_tokens");
       const compatible = await sent(make(server, { maxTokens: 500 }), server, { settings });
@@ -153,6 +155,12 @@ describe.each(PROTOCOLS)("$name: model settings on the wire", (protocol) => {
       expect(compatible).not.toHaveProperty("max_completion_tokens");
       const unset = await sent(make(server, { maxTokens: 500 }), server, {});
       expect(unset.max_tokens).toBe(500);
+      // The Responses API (OpenAI's own host by default): max_output_tokens.
+      const responses = await sent(ownHost("openai", server, { maxTokens: 500 }).model, server, {
+        settings,
+      });
+      expect(responses.max_output_tokens).toBe(123);
+      expect(responses).not.toHaveProperty("max_completion_tokens");
     });
   }
 
@@ -280,7 +288,7 @@ describe("anthropic: refusals and what passes through", () => {
 describe("openai: refusals", () => {
   it("refuses more than 4 stopSequences, naming the protocol, the setting and the limit: no request", async () => {
     const server = await serve([{ text: "a" }]);
-    const { model, calls } = ownHost("openai", server);
+    const { model, calls } = ownHost("openai", server, { api: "chat" });
     const error = await refusal(model, {
       settings: { stopSequences: ["a", "b", "c", "d", "e"] },
     });

@@ -148,7 +148,12 @@ describe("openai: request body", () => {
       });
       return new Response(text + DONE, { headers: { "content-type": "text/event-stream" } });
     });
-    const model = openai({ baseURL: "https://api.openai.com/v1", apiKey: "k", maxTokens: 123 });
+    const model = openai({
+      baseURL: "https://api.openai.com/v1",
+      apiKey: "k",
+      maxTokens: 123,
+      api: "chat",
+    });
     const { result } = await collect(createBareAgent({ model }));
     expect(result.result).toBe("hi");
     expect(sent.map((request) => request.url)).toEqual([

@@ -302,7 +302,7 @@ describe("mockServer: routes and shapes", () => {
       type: "error",
       error: { type: "not_found_error", message: "Not found" },
     });
-    const openai = await fetch(`${server.url}/v1/responses`, {
+    const openai = await fetch(`${server.url}/v1/completions`, {
       method: "POST",
       headers: headersFor("openai"),
       body: "{}",
@@ -310,7 +310,7 @@ describe("mockServer: routes and shapes", () => {
     expect(openai.status).toBe(404);
     expect(await json(openai)).toEqual({
       error: {
-        message: "Invalid URL (POST /v1/responses)",
+        message: "Invalid URL (POST /v1/completions)",
         type: "invalid_request_error",
         param: null,
         code: null,
