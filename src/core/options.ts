@@ -96,6 +96,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "mcpServers",
   "tracer",
   "permissionMode",
+  "skills",
 ]);
 
 export const PERMISSION_KEYS: ReadonlySet<string> = new Set(["allow", "ask", "deny"]);
