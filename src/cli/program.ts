@@ -3,11 +3,13 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { createAgent, SkeinError } from "../index.ts";
 import type { McpServer } from "../mcp/index.ts";
 import { runDemo } from "./demo.ts";
+import type { DevFlags } from "./dev.ts";
 import type { EnqueueFlags } from "./enqueue.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
 import {
   DATABASE_URL_HELP,
+  DEV_HELP,
   ENQUEUE_HELP,
   ENVIRONMENT,
   SESSIONS_HELP,
@@ -16,6 +18,7 @@ import {
 import { askForMcpCalls, chooseMcpServers, mcpCallAllowed, readMcpConfig } from "./mcp.ts";
 import { projectSecret, SECRET_READ_DENY } from "./project-dir.ts";
 import {
+  cliSystemPrompt,
   PROVIDER_NAMES,
   type ProviderFlags,
   type ProviderName,
@@ -178,6 +181,29 @@ export async function runCli(
     });
 
   program
+    .command("dev")
+    .description(
+      "open the inspector: a local web page over the logged sessions (runs, approvals, fork, rewind)",
+    )
+    .option(
+      "--database-url <url>",
+      "show the sessions of this Postgres database instead of .skein/sessions.db",
+    )
+    .option("--port <n>", "the port on 127.0.0.1 (default: a free one)", parsePort)
+    .addOption(providerOption())
+    .option("-m, --model <id>", "the model that resumes approved runs (as for skein)")
+    .option("--base-url <url>", "the API's base URL (as for skein)", parseURL)
+    .option("--allow <rule>", "a permission rule to allow in resumed runs (repeatable)", collect)
+    .option("--deny <rule>", "a permission rule to deny in resumed runs (repeatable)", collect)
+    .addHelpText("after", DEV_HELP)
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
+    .action(async (flags: DevFlags) => {
+      const { runDev } = await import("./dev.ts");
+      exitCode = await runDev(flags, terminal);
+    });
+
+  program
     .command("demo")
     .description(
       "run an example agent offline: skein's mock server plays the model (no key, no network)",
@@ -232,7 +258,7 @@ async function runPrompt(
     }
     const agent = createAgent({
       model: provider.model,
-      systemPrompt: `You are skein, an agent run from the command line in the directory ${process.cwd()}. Answer concisely.`,
+      systemPrompt: cliSystemPrompt(process.cwd()),
       ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
       permissions: {
         allow: flags.allow ?? [],
@@ -348,6 +374,14 @@ function parseConcurrency(value: string): number {
     throw new InvalidArgumentError("it must be a whole number of runs, 1 or more.");
   }
   return runs;
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(port) || port < 1 || port > 65535) {
+    throw new InvalidArgumentError("it must be a port number from 1 to 65535.");
+  }
+  return port;
 }
 
 function parseTurns(value: string): number {
