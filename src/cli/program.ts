@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { Command, CommanderError } from "commander";
 import { createAgent, SkeinError } from "../index.ts";
 import type { McpServer } from "../mcp/index.ts";
 import { runDemo } from "./demo.ts";
-import type { DevFlags } from "./dev.ts";
+import type { DevFlags } from "./dev/command.ts";
 import type { EnqueueFlags } from "./enqueue.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
@@ -16,10 +16,17 @@ import {
   WORKER_HELP,
 } from "./help.ts";
 import { askForMcpCalls, chooseMcpServers, mcpCallAllowed, readMcpConfig } from "./mcp.ts";
+import {
+  collect,
+  parseConcurrency,
+  parsePort,
+  parseTurns,
+  parseURL,
+  providerOption,
+} from "./options.ts";
 import { projectSecret, SECRET_READ_DENY } from "./project-dir.ts";
 import {
   cliSystemPrompt,
-  PROVIDER_NAMES,
   type ProviderFlags,
   type ProviderName,
   resolveProvider,
@@ -45,8 +52,6 @@ interface RunFlags extends ProviderFlags {
   resume?: string;
   mcpServer?: string[];
 }
-
-const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 /**
  * Parses `argv` (without `node` and the script) and runs the command. Resolves with the exit
@@ -199,7 +204,7 @@ export async function runCli(
     .exitOverride()
     .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
     .action(async (flags: DevFlags) => {
-      const { runDev } = await import("./dev.ts");
+      const { runDev } = await import("./dev/command.ts");
       exitCode = await runDev(flags, terminal);
     });
 
@@ -350,46 +355,6 @@ async function readPrompt(
   }
   if (prompt.trim() === "") throw new CliError(`the prompt is empty; pass one, such as ${example}`);
   return prompt;
-}
-
-function providerOption(): Option {
-  return new Option(
-    "--provider <name>",
-    "the API protocol (default: openai for --model gpt-*, o1*, o3*, o4* or openai:<id>, else anthropic)",
-  ).choices(PROVIDER_NAMES);
-}
-
-function parseURL(value: string): string {
-  try {
-    new URL(value);
-    return value;
-  } catch {
-    throw new InvalidArgumentError("it must be an absolute URL, such as http://localhost:8080.");
-  }
-}
-
-function parseConcurrency(value: string): number {
-  const runs = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(runs) || runs < 1) {
-    throw new InvalidArgumentError("it must be a whole number of runs, 1 or more.");
-  }
-  return runs;
-}
-
-function parsePort(value: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(port) || port < 1 || port > 65535) {
-    throw new InvalidArgumentError("it must be a port number from 1 to 65535.");
-  }
-  return port;
-}
-
-function parseTurns(value: string): number {
-  const turns = Number(value);
-  if (!Number.isInteger(turns) || turns < 1) {
-    throw new InvalidArgumentError("it must be a whole number of turns, 1 or more.");
-  }
-  return turns;
 }
 
 /** One readable line, never a stack: our own errors and skein's say what to do. */

@@ -2,11 +2,11 @@
 // model call and the tool calls of its reply), pending approvals, the files each run changed.
 // Plain JSON for the page; every string in it is the store's data, which the page shows as text.
 
-import type { ContentBlock, Message, ToolResult, Usage } from "../index.ts";
-import { pendingOf } from "../run/tree.ts";
-import type { PendingToolCall, RunState } from "../run/types.ts";
-import type { StoredEntry } from "../sessions/log-entries.ts";
-import type { SessionView } from "../sessions/session-view.ts";
+import type { ContentBlock, Message, ToolResult, Usage } from "../../index.ts";
+import { pendingOf } from "../../run/tree.ts";
+import type { PendingToolCall, RunState } from "../../run/types.ts";
+import type { StoredEntry } from "../../sessions/log-entries.ts";
+import type { SessionView } from "../../sessions/session-view.ts";
 
 export interface CallView {
   id: string;

@@ -9,15 +9,15 @@ import { readFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Agent, createAgent, type SessionStore } from "../index.ts";
-import { APPROVAL_SECRET_ENV } from "../run/approval-secret.ts";
-import { connectionError, openStore, redactUrl } from "./database.ts";
-import { createDevServer, type PageAssets } from "./dev-server.ts";
-import { CliError } from "./failure.ts";
-import { projectSecret, SECRET_READ_DENY } from "./project-dir.ts";
-import { cliSystemPrompt, type ProviderFlags, resolveProvider } from "./provider.ts";
-import { requireCliStore } from "./sessions.ts";
-import type { Terminal } from "./terminal.ts";
+import { type Agent, createAgent, type SessionStore } from "../../index.ts";
+import { APPROVAL_SECRET_ENV } from "../../run/approval-secret.ts";
+import { connectionError, openStore, redactUrl } from "../database.ts";
+import { CliError } from "../failure.ts";
+import { projectSecret, SECRET_READ_DENY } from "../project-dir.ts";
+import { cliSystemPrompt, type ProviderFlags, resolveProvider } from "../provider.ts";
+import { requireCliStore } from "../sessions.ts";
+import type { Terminal } from "../terminal.ts";
+import { createDevServer, type PageAssets } from "./server.ts";
 
 export interface DevFlags extends ProviderFlags {
   databaseUrl?: string;
