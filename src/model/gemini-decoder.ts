@@ -116,7 +116,10 @@ export class GeminiDecoder implements StreamDecoder {
       if (block.type === "thinking") block.thinking += text;
       else if (block.type === "text") block.text += text;
     } else {
-      block = thought ? { type: "thinking", thinking: text } : { type: "text", text };
+      // A thought is Gemini's own, signed or not: marked, so no other provider is sent it.
+      block = thought
+        ? { type: "thinking", thinking: text, providerData: this.#data(undefined) }
+        : { type: "text", text };
       // An empty piece with nothing to keep is no block at all.
       if (text === "" && !signature) return;
       this.#content.push(block);
