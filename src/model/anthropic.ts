@@ -243,11 +243,12 @@ function wireMessages(messages: Message[], caching: boolean): unknown[] {
     // A reply with nothing in it (the API refuses empty messages) says nothing worth replaying.
     if (message.role === "assistant" && message.content.length === 0) continue;
     const previous = wire.at(-1);
+    const content = withoutProviderData(message.content);
     // Turns alternate on the wire: consecutive messages of one role (a message added after a
     // batch's results) go as one turn, which is what the API makes of them.
     if (previous?.role === message.role) {
-      previous.content = [...blocksOf(previous.content), ...blocksOf(ownBlocks(message.content))];
-    } else wire.push({ role: message.role, content: ownBlocks(message.content) });
+      previous.content = [...blocksOf(previous.content), ...blocksOf(content)];
+    } else wire.push({ role: message.role, content });
   }
   if (caching) {
     // The last message, and the one two before it (the previous turn's end): the cache looks back
@@ -261,27 +262,29 @@ function wireMessages(messages: Message[], caching: boolean): unknown[] {
 }
 
 /**
- * The blocks this protocol takes: another provider's data (a `reasoning` block, a block's
- * `replay`) is dropped, never sent here (design/models.md). The same array when there is none.
+ * Another provider's data on a block (Gemini's thought signatures, a Chat Completions call's
+ * `extra_content`) is not Anthropic's: the blocks go without it, and an empty text block that
+ * only carried it, or another provider's thinking, goes not at all. The content as it is when no block has any.
  */
-function ownBlocks(content: string | ContentBlock[]): string | ContentBlock[] {
+function withoutProviderData(content: string | ContentBlock[]): string | ContentBlock[] {
   if (typeof content === "string") return content;
-  let foreign = false;
-  for (const block of content)
-    if (block.type === "reasoning" || "replay" in block) {
-      foreign = true;
-      break;
-    }
-  if (!foreign) return content;
-  const own: ContentBlock[] = [];
+  if (!content.some((block) => (block as { providerData?: unknown }).providerData !== undefined))
+    return content;
+  const blocks: ContentBlock[] = [];
   for (const block of content) {
+    if (!("providerData" in block)) {
+      blocks.push(block);
+      continue;
+    }
+    if (block.type === "text" && block.text === "") continue;
+    // Another protocol's reasoning item (OpenAI Responses): never sent here.
     if (block.type === "reasoning") continue;
-    if ("replay" in block) {
-      const { replay: _dropped, ...rest } = block;
-      own.push(rest as ContentBlock);
-    } else own.push(block);
+    // Another provider's thinking has no Anthropic signature, which the API requires.
+    if (block.type === "thinking" && !block.signature) continue;
+    const { providerData: _dropped, ...rest } = block as ContentBlock & { providerData?: unknown };
+    blocks.push(rest as ContentBlock);
   }
-  return own;
+  return blocks;
 }
 
 function blocksOf(content: string | readonly unknown[]): unknown[] {

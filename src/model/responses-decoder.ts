@@ -34,7 +34,7 @@ type Item =
  * received, to be sent back.
  */
 export class ResponsesDecoder implements StreamDecoder {
-  readonly #host: string;
+  readonly #origin: string;
   readonly #restore: ((name: string, input: unknown) => unknown) | undefined;
   #items: Item[] = [];
   #done = false;
@@ -45,8 +45,8 @@ export class ResponsesDecoder implements StreamDecoder {
   #inputs = new Map<number, unknown>();
   #broken = new Map<number, string>();
 
-  constructor(host: string, restore?: (name: string, input: unknown) => unknown) {
-    this.#host = host;
+  constructor(origin: string, restore?: (name: string, input: unknown) => unknown) {
+    this.#origin = origin;
     this.#restore = restore;
   }
 
@@ -108,7 +108,10 @@ export class ResponsesDecoder implements StreamDecoder {
         throw failure((data.response as { error?: unknown } | undefined)?.error, "response.failed");
       case "error":
         // The details at the top level, or (as recorded from OpenAI) under `error`.
-        throw failure(typeof data.error === "object" && data.error !== null ? data.error : data, "error");
+        throw failure(
+          typeof data.error === "object" && data.error !== null ? data.error : data,
+          "error",
+        );
       default:
         return;
     }
@@ -237,7 +240,7 @@ export class ResponsesDecoder implements StreamDecoder {
           content.push({
             type: "reasoning",
             text: item.summary,
-            replay: { protocol: RESPONSES_PROTOCOL, host: this.#host, data: item.done },
+            providerData: { wire: RESPONSES_PROTOCOL, origin: this.#origin, item: item.done },
           });
         else if (item.summary) content.push({ type: "thinking", thinking: item.summary });
       } else if (item.kind === "message") {
@@ -255,10 +258,10 @@ export class ResponsesDecoder implements StreamDecoder {
           input: reason ? {} : this.#inputs.get(index),
           ...(item.itemId
             ? {
-                replay: {
-                  protocol: RESPONSES_PROTOCOL,
-                  host: this.#host,
-                  data: { id: item.itemId },
+                providerData: {
+                  wire: RESPONSES_PROTOCOL,
+                  origin: this.#origin,
+                  itemId: item.itemId,
                 },
               }
             : {}),
@@ -314,7 +317,8 @@ function failure(error: unknown, where: string): APIError {
     typeof given.message === "string" ? given.message : JSON.stringify(error)
   }`;
   const type = code ?? (typeof given.type === "string" ? given.type : undefined);
-  if (code === "insufficient_quota" || type === "insufficient_quota") return apiErrorFor(429, message, { type: code });
+  if (code === "insufficient_quota" || type === "insufficient_quota")
+    return apiErrorFor(429, message, { type: code });
   if (code === "rate_limit_exceeded") return new RateLimitError(message, { type });
   if (typeof given.code === "number") return apiErrorFor(given.code, message, { type });
   if (code === undefined || code === "server_error" || code === "internal_error")

@@ -6,7 +6,7 @@ import type {
   ContentBlock,
   ImageBlock,
   Message,
-  ProviderReplay,
+  ProviderData,
   ToolResultBlock,
 } from "../core/messages.ts";
 import type { ModelRequest, ModelToolSpec } from "./model.ts";
@@ -19,14 +19,9 @@ export const RESPONSES_PROTOCOL = "openai-responses";
 
 export const RESPONSES: Refuser = { prefix: "openai()", api: "the OpenAI Responses API" };
 
-/** The replay data of `block` when it came from the Responses API at `host`, else undefined. */
-export function ownReplay(
-  replay: ProviderReplay | undefined,
-  host: string,
-): Record<string, unknown> | undefined {
-  return replay && replay.protocol === RESPONSES_PROTOCOL && replay.host === host
-    ? replay.data
-    : undefined;
+/** A block's provider data when it came from the Responses API at `origin`, else undefined. */
+export function ownData(data: ProviderData | undefined, origin: string): ProviderData | undefined {
+  return data && data.wire === RESPONSES_PROTOCOL && data.origin === origin ? data : undefined;
 }
 
 /**
@@ -34,7 +29,7 @@ export function ownReplay(
  * sent back as the item it was received as, in its place; another provider's is dropped, as is
  * thinking text (the Responses API takes no reasoning it did not make).
  */
-export function responsesInput(messages: readonly Message[], host: string): unknown[] {
+export function responsesInput(messages: readonly Message[], origin: string): unknown[] {
   const input: unknown[] = [];
   for (const message of messages) {
     if (typeof message.content === "string") {
@@ -45,7 +40,7 @@ export function responsesInput(messages: readonly Message[], host: string): unkn
       );
       continue;
     }
-    if (message.role === "assistant") appendAssistant(input, message.content, host);
+    if (message.role === "assistant") appendAssistant(input, message.content, origin);
     else appendUser(input, message.content);
   }
   return input;
@@ -55,15 +50,15 @@ function assistantText(text: string): unknown {
   return { role: "assistant", content: [{ type: "output_text", text }] };
 }
 
-function appendAssistant(input: unknown[], blocks: readonly ContentBlock[], host: string): void {
+function appendAssistant(input: unknown[], blocks: readonly ContentBlock[], origin: string): void {
   for (const block of blocks) {
     if (block.type === "reasoning") {
-      const item = ownReplay(block.replay, host);
+      const item = ownData(block.providerData, origin)?.item;
       if (item) input.push(item);
     } else if (block.type === "text") {
       if (block.text !== "") input.push(assistantText(block.text));
     } else if (block.type === "tool_use") {
-      const id = ownReplay(block.replay, host)?.id;
+      const id = ownData(block.providerData, origin)?.itemId;
       input.push({
         type: "function_call",
         ...(typeof id === "string" ? { id } : {}),

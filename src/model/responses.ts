@@ -24,11 +24,11 @@ export function streamResponses(
   request: ModelRequest,
   signal: AbortSignal,
 ): AsyncIterable<ModelStreamEvent> {
-  // The host the reasoning items come from: they go back only there.
-  const host = new URL(setup.endpoint).host;
+  // The origin the reasoning items come from: they go back only there.
+  const origin = new URL(setup.endpoint).origin;
   const body: Record<string, unknown> = {
     model: request.modelName ?? setup.modelId,
-    input: responsesInput(request.messages, host),
+    input: responsesInput(request.messages, origin),
     store: false,
     include: ["reasoning.encrypted_content"],
     stream: true,
@@ -65,6 +65,6 @@ export function streamResponses(
     signal,
     transport: setup.transport,
     readError: setup.readError,
-    createDecoder: () => new ResponsesDecoder(host, restore),
+    createDecoder: () => new ResponsesDecoder(origin, restore),
   });
 }

@@ -4,10 +4,11 @@ import { ConfigurationError, describeThrown } from "../core/errors.ts";
 import { assertKnownOptions, describeValue } from "../core/options.ts";
 import { anthropicWire } from "./mock/anthropic-wire.ts";
 import { checkTurn, withoutFaults } from "./mock/check-turn.ts";
+import { createGeminiWire } from "./mock/gemini-wire.ts";
 import { openaiWire } from "./mock/openai-wire.ts";
 import { type ErrorContext, planTurn, type RequestContext, type Wire } from "./mock/plan.ts";
 import { type Playback, playBody, playStream, sleep } from "./mock/play.ts";
-import { responsesWire } from "./mock/responses-wire.ts";
+import { createResponsesWire, responsesTurnIndex } from "./mock/responses-wire.ts";
 import type {
   MockErrorSpec,
   MockProtocol,
@@ -19,15 +20,14 @@ import type {
 } from "./mock/types.ts";
 
 const OPTION_KEYS: ReadonlySet<string> = new Set(["script", "models", "validate"]);
-const WIRES: Record<MockProtocol, Wire> = {
-  anthropic: anthropicWire,
-  openai: openaiWire,
-  "openai-responses": responsesWire,
-};
+
+/** Gemini's call path: `/v1beta/models/{model}:streamGenerateContent` (or `:generateContent`). */
+const GEMINI_CALL = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
 
 /**
- * A local HTTP server on 127.0.0.1 (a free port) that speaks the Anthropic Messages API at `url`
- * and the OpenAI Chat Completions API at `url + "/v1"`, streamed or not, plays a script and
+ * A local HTTP server on 127.0.0.1 (a free port) that speaks the Anthropic Messages API at `url`,
+ * the OpenAI Chat Completions API at `url + "/v1"` and the Gemini API at `url` (`POST
+ * /v1beta/models/{model}:streamGenerateContent?alt=sse`), streamed or not, plays a script and
  * injects the faults a turn asks for. See `MockTurn` for the script and its faults.
  *
  * @example
@@ -67,9 +67,14 @@ export async function mockServer(options: MockServerOptions): Promise<MockServer
     },
     requests: [],
     attempts: new Map(),
-    memory: new Map(),
     seq: 0,
     closing: new AbortController(),
+    wires: {
+      anthropic: anthropicWire,
+      openai: openaiWire,
+      "openai-responses": createResponsesWire(new Map()),
+      gemini: createGeminiWire(new Map()),
+    },
   };
   const server = createServer((request, response) => {
     handle(state, request, response).catch((error: unknown) => {
@@ -104,10 +109,10 @@ interface ServerState {
   requests: MockRequest[];
   /** Requests seen per turn index, for `times`. */
   attempts: Map<number, number>;
-  /** What a wire remembers across requests (see `RequestContext.memory`). */
-  memory: Map<string, unknown>;
   seq: number;
   closing: AbortController;
+  /** Each protocol's wire; Gemini's remembers the signatures this server gave. */
+  wires: Record<MockProtocol, Wire>;
 }
 
 async function handle(state: ServerState, request: IncomingMessage, response: ServerResponse) {
@@ -123,7 +128,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   const lifetime = new AbortController();
   response.once("close", () => lifetime.abort());
   const signal = AbortSignal.any([lifetime.signal, state.closing.signal]);
-  const wire = WIRES[protocol];
+  const wire = state.wires[protocol];
   const requestId = `req_mock_${state.seq}`;
   const errorContext: ErrorContext = { model: undefined, requestId, method, path: url.pathname };
   const sendError = (status: number, spec: MockErrorSpec, extra: Record<string, string> = {}) =>
@@ -140,19 +145,43 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     return sendError(404, { message: `model: ${id} not found` });
   }
   const path = url.pathname.replace(/\/+$/, "");
-  const isCall = method === "POST" && wire.isCall(path);
+  const gemini = protocol === "gemini" ? GEMINI_CALL.exec(path) : undefined;
+  const isCall =
+    method === "POST" && (protocol === "gemini" ? gemini !== null : path === CALL_PATHS[protocol]);
   if (!isCall) return sendError(404, {});
 
   if (raw.length > 0 && typeof body !== "object") {
     return sendError(400, { message: "mockServer: the request body is not valid JSON." });
   }
-  const missing = wire.transcriptProblem(body);
-  if (missing) return sendError(400, { message: missing });
-  errorContext.model = typeof body.model === "string" ? body.model : undefined;
+  const history =
+    protocol === "gemini"
+      ? body?.contents
+      : protocol === "openai-responses"
+        ? body?.input
+        : body?.messages;
+  if (!Array.isArray(history)) {
+    return sendError(
+      400,
+      protocol === "gemini"
+        ? { message: "* GenerateContentRequest.contents: contents is not specified" }
+        : protocol === "openai-responses"
+          ? { message: "Missing required parameter: 'input'.", param: "input" }
+          : { message: "messages: Field required (an array of messages)." },
+    );
+  }
+  errorContext.model = gemini
+    ? decodeURIComponent(gemini[1]!)
+    : typeof body.model === "string"
+      ? body.model
+      : undefined;
   // What the real API refuses is refused here too, before the script is asked.
-  const refused = state.options.validate ? wire.validate(body, state.memory) : undefined;
+  const refused = state.options.validate ? wire.validate(body) : undefined;
   if (refused) return sendError(400, refused, { "x-should-retry": "false" });
-  const index = wire.turnIndex(body);
+  const replyRole = protocol === "gemini" ? "model" : "assistant";
+  const index =
+    protocol === "openai-responses"
+      ? responsesTurnIndex(history)
+      : history.filter((message: any) => message?.role === replyRole).length;
   const attempt = (state.attempts.get(index) ?? 0) + 1;
   state.attempts.set(index, attempt);
   record.turn = index;
@@ -167,6 +196,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     return sendError(500, { message: describeThrown(error).message }, noRetry);
   }
   if (turn.times !== undefined && attempt > turn.times) turn = withoutFaults(turn);
+  const streamed = gemini ? gemini[2] === "streamGenerateContent" : body.stream === true;
   await respond({
     state,
     protocol,
@@ -175,6 +205,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     body,
     raw,
     index,
+    streamed,
     errorContext,
     signal,
     response,
@@ -186,6 +217,7 @@ interface Answer {
   state: ServerState;
   protocol: MockProtocol;
   wire: Wire;
+  streamed: boolean;
   turn: MockTurn;
   body: any;
   raw: Buffer;
@@ -226,12 +258,10 @@ async function respond(answer: Answer): Promise<void> {
     model: errorContext.model ?? "mock-model",
     requestBytes: answer.raw.length,
     includeUsage: answer.body.stream_options?.include_usage === true,
-    memory: answer.state.memory,
   };
   const plan = planTurn(turn, context);
-  if (answer.body.stream === true)
-    return playStream(playback, plan, wire.events(plan, context), wire);
-  const body = JSON.stringify(wire.message(plan, context));
+  if (answer.streamed) return playStream(playback, plan, wire.events(plan, context), wire);
+  const body = JSON.stringify(wire.message(plan));
   return playBody(playback, { status: 200, body, contentType: "application/json" });
 }
 
@@ -280,11 +310,20 @@ function headersOf(request: IncomingMessage): Record<string, string> {
   return headers;
 }
 
-/** By path where it tells (`/v1/messages`, `/v1/chat/...`), else by the client's auth headers. */
+/** By path where it tells (`/v1/messages`, `/v1/chat/...`, `/v1beta/`), else by the client's auth headers. */
+/** The model call's path of each protocol but Gemini's (whose path names the model). */
+const CALL_PATHS: Record<MockProtocol, string> = {
+  anthropic: "/v1/messages",
+  openai: "/v1/chat/completions",
+  "openai-responses": "/v1/responses",
+  gemini: "",
+};
+
 function protocolOf(pathname: string, headers: Record<string, string>): MockProtocol {
+  if (pathname.startsWith("/v1beta/")) return "gemini";
   if (pathname.startsWith("/v1/messages")) return "anthropic";
-  if (pathname.startsWith("/v1/chat/")) return "openai";
   if (pathname.startsWith("/v1/responses")) return "openai-responses";
+  if (pathname.startsWith("/v1/chat/")) return "openai";
   return "x-api-key" in headers || "anthropic-version" in headers ? "anthropic" : "openai";
 }
 

@@ -165,10 +165,10 @@ const ROWS: ConformanceRow[] = [
       expect(block).toEqual({
         type: "reasoning",
         text: thinking,
-        replay: { protocol: "openai-responses", host: new URL(server.url).host, data: item },
+        providerData: { wire: "openai-responses", origin: new URL(server.url).origin, item },
       });
       const sent = bodies(server)[1].input[1];
-      expect(sent).toEqual((block as { replay: { data: unknown } }).replay.data);
+      expect(sent).toEqual((block as { providerData: { item: unknown } }).providerData.item);
     },
     reasoning: {
       given: { effort: "high", summary: "detailed" },
@@ -418,10 +418,15 @@ describe.each(ROWS)("$name: conformance", (row) => {
     expect(server.requests).toHaveLength(1);
   });
 
-  it("drops another provider's data: a foreign reasoning block and replay fields are never sent", async () => {
+  it("drops another provider's data: a foreign reasoning block and providerData are never sent", async () => {
     // The mock answers by the transcript's length: the given history holds the first turn.
     const server = await serve([{ text: "unused" }, { text: "ok" }]);
-    const replay = { protocol: "elsewhere", host: "other.example", data: { secret: "opaque" } };
+    const providerData = {
+      wire: "elsewhere",
+      origin: "https://other.example",
+      thoughtSignature: "opaque",
+      item: { id: "rs_x", type: "reasoning", encrypted_content: "opaque" },
+    };
     const agent = createBareAgent({ model: make(server.url, FAST), tools: [echoTool()] });
     const { result } = await collect(agent, "go on", {
       messages: [
@@ -429,9 +434,9 @@ describe.each(ROWS)("$name: conformance", (row) => {
         {
           role: "assistant",
           content: [
-            { type: "reasoning", text: "thought", replay },
-            { type: "text", text: "calling", replay },
-            { type: "tool_use", id: "call_x", name: "echo", input: { text: "a" }, replay },
+            { type: "reasoning", text: "thought", providerData },
+            { type: "text", text: "calling", providerData },
+            { type: "tool_use", id: "call_x", name: "echo", input: { text: "a" }, providerData },
           ],
         },
         {

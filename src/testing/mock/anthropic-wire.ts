@@ -1,16 +1,11 @@
 import type { ErrorContext, SseEvent, TurnPlan, Wire } from "./plan.ts";
 import { fragmentsOf, wordsOf } from "./plan.ts";
-import { assistantMessages, messagesProblem } from "./transcript.ts";
 import type { MockErrorSpec } from "./types.ts";
 import { anthropicRequestProblem } from "./validate-anthropic.ts";
 
 /** The Anthropic Messages API: `POST /v1/messages`, streamed as named SSE events. */
 export const anthropicWire: Wire = {
   requestIdHeader: "request-id",
-
-  isCall: (path) => path === "/v1/messages",
-  transcriptProblem: messagesProblem,
-  turnIndex: assistantMessages,
 
   message(plan) {
     const content: unknown[] = [];

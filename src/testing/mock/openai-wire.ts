@@ -1,15 +1,10 @@
 import type { ErrorContext, SseEvent, TurnPlan, Wire } from "./plan.ts";
 import { fragmentsOf, wordsOf } from "./plan.ts";
-import { assistantMessages, messagesProblem } from "./transcript.ts";
 import { openaiRequestProblem } from "./validate-openai.ts";
 
 /** The OpenAI Chat Completions API: `POST /v1/chat/completions`, streamed as `data:` chunks. */
 export const openaiWire: Wire = {
   requestIdHeader: "x-request-id",
-
-  isCall: (path) => path === "/v1/chat/completions",
-  transcriptProblem: messagesProblem,
-  turnIndex: assistantMessages,
 
   message(plan) {
     const message: Record<string, unknown> = {

@@ -40,20 +40,12 @@ export interface RequestContext {
   requestBytes: number;
   /** OpenAI `stream_options.include_usage`. */
   includeUsage: boolean;
-  /** What the server remembers across requests (Responses: the reasoning item before each call it gave). */
-  memory?: Map<string, unknown>;
 }
 
 /** How each protocol renders a plan, an error and the stream's fault events. */
 export interface Wire {
-  /** Whether `path` (no trailing slash, no query) is this protocol's model call. */
-  isCall(path: string): boolean;
-  /** Why the body has no transcript to answer (its `messages` or `input` missing), or undefined. */
-  transcriptProblem(body: any): string | undefined;
-  /** The turn the request asks for: how many replies of the model its transcript holds. */
-  turnIndex(body: any): number;
   /** The full JSON answer of a non-streamed request. */
-  message(plan: TurnPlan, context: RequestContext): unknown;
+  message(plan: TurnPlan): unknown;
   /** The SSE events of a streamed answer, in order. */
   events(plan: TurnPlan, context: RequestContext): SseEvent[];
   /** The JSON error body for an HTTP status. */
@@ -67,7 +59,7 @@ export interface Wire {
   /** Where `trickleMs` starts (before the last block's end) and the event it repeats. */
   trickle(plan: TurnPlan, events: readonly SseEvent[]): { at: number; event: SseEvent };
   /** Why the real API would refuse this request body (400), or undefined. */
-  validate(body: any, memory?: ReadonlyMap<string, unknown>): MockErrorSpec | undefined;
+  validate(body: any): MockErrorSpec | undefined;
   /** The response header that carries the request id. */
   requestIdHeader: string;
   models(ids: readonly string[]): unknown;

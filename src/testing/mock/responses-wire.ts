@@ -1,198 +1,196 @@
 import { createHash } from "node:crypto";
 import { openaiWire } from "./openai-wire.ts";
-import type { RequestContext, SseEvent, TurnPlan, Wire } from "./plan.ts";
+import type { SseEvent, TurnPlan, Wire } from "./plan.ts";
 import { fragmentsOf, wordsOf } from "./plan.ts";
 import { responsesRequestProblem } from "./validate-responses.ts";
 
 /**
  * The OpenAI Responses API: `POST /v1/responses`, streamed as typed events. A scripted turn's
  * `thinking` becomes a reasoning item with encrypted content and a summary; the server remembers
- * which reasoning item preceded which calls (`context.memory`), to refuse a later request that
+ * which reasoning item preceded which calls (`memory`), to refuse a later request that
  * sends a call back without it.
  */
-export const responsesWire: Wire = {
-  requestIdHeader: "x-request-id",
+export function createResponsesWire(memory: Map<string, unknown>): Wire {
+  return {
+    requestIdHeader: "x-request-id",
 
-  isCall: (path) => path === "/v1/responses",
+    message(plan) {
+      return responseObject(plan, "completed", outputOf(plan, memory, true));
+    },
 
-  transcriptProblem(body) {
-    return Array.isArray(body?.input) || typeof body?.input === "string"
-      ? undefined
-      : "Missing required parameter: 'input'.";
-  },
-
-  turnIndex(body) {
-    // Each run of the model's items (reasoning, its messages, its calls) is one earlier reply.
-    if (!Array.isArray(body.input)) return 0;
-    let replies = 0;
-    let inReply = false;
-    for (const item of body.input as any[]) {
-      const own =
-        item?.type === "reasoning" ||
-        item?.type === "function_call" ||
-        (item?.role === "assistant" && (item.type === undefined || item.type === "message"));
-      if (own && !inReply) replies++;
-      inReply = own;
-    }
-    return replies;
-  },
-
-  message(plan, context) {
-    return responseObject(plan, "completed", outputOf(plan, context, true));
-  },
-
-  events(plan, context) {
-    const events: SseEvent[] = [];
-    let sequence = 0;
-    const event = (type: string, fields: Record<string, unknown>) =>
-      events.push({
-        event: type,
-        data: JSON.stringify({ type, sequence_number: sequence++, ...fields }),
-      });
-    event("response.created", { response: responseObject(plan, "in_progress", []) });
-    event("response.in_progress", { response: responseObject(plan, "in_progress", []) });
-    const output = outputOf(plan, context, false);
-    output.forEach((item, index) => {
-      const { done, streamed } = item;
-      const id = done.id as string;
-      if (done.type === "reasoning") {
-        event("response.output_item.added", {
-          output_index: index,
-          item: { id, type: "reasoning", summary: [] },
+    events(plan) {
+      const events: SseEvent[] = [];
+      let sequence = 0;
+      const event = (type: string, fields: Record<string, unknown>) =>
+        events.push({
+          event: type,
+          data: JSON.stringify({ type, sequence_number: sequence++, ...fields }),
         });
-        const part = { type: "summary_text", text: "" };
-        event("response.reasoning_summary_part.added", {
-          item_id: id,
-          output_index: index,
-          summary_index: 0,
-          part,
-        });
-        for (const delta of wordsOf(plan.thinking))
-          event("response.reasoning_summary_text.delta", {
+      event("response.created", { response: responseObject(plan, "in_progress", []) });
+      event("response.in_progress", { response: responseObject(plan, "in_progress", []) });
+      const output = outputOf(plan, memory, false);
+      output.forEach((item, index) => {
+        const { done, streamed } = item;
+        const id = done.id as string;
+        if (done.type === "reasoning") {
+          event("response.output_item.added", {
+            output_index: index,
+            item: { id, type: "reasoning", summary: [] },
+          });
+          const part = { type: "summary_text", text: "" };
+          event("response.reasoning_summary_part.added", {
             item_id: id,
             output_index: index,
             summary_index: 0,
-            delta,
+            part,
           });
-        event("response.reasoning_summary_text.done", {
-          item_id: id,
-          output_index: index,
-          summary_index: 0,
-          text: plan.thinking,
-        });
-        event("response.reasoning_summary_part.done", {
-          item_id: id,
-          output_index: index,
-          summary_index: 0,
-          part: { type: "summary_text", text: plan.thinking },
-        });
-        event("response.output_item.done", { output_index: index, item: done });
-      } else if (done.type === "message") {
-        event("response.output_item.added", {
-          output_index: index,
-          item: { id, type: "message", status: "in_progress", content: [], role: "assistant" },
-        });
-        const part = { type: "output_text", annotations: [], logprobs: [], text: "" };
-        event("response.content_part.added", {
-          item_id: id,
-          output_index: index,
-          content_index: 0,
-          part,
-        });
-        for (const delta of wordsOf(plan.text))
-          event("response.output_text.delta", {
+          for (const delta of wordsOf(plan.thinking))
+            event("response.reasoning_summary_text.delta", {
+              item_id: id,
+              output_index: index,
+              summary_index: 0,
+              delta,
+            });
+          event("response.reasoning_summary_text.done", {
+            item_id: id,
+            output_index: index,
+            summary_index: 0,
+            text: plan.thinking,
+          });
+          event("response.reasoning_summary_part.done", {
+            item_id: id,
+            output_index: index,
+            summary_index: 0,
+            part: { type: "summary_text", text: plan.thinking },
+          });
+          event("response.output_item.done", { output_index: index, item: done });
+        } else if (done.type === "message") {
+          event("response.output_item.added", {
+            output_index: index,
+            item: { id, type: "message", status: "in_progress", content: [], role: "assistant" },
+          });
+          const part = { type: "output_text", annotations: [], logprobs: [], text: "" };
+          event("response.content_part.added", {
             item_id: id,
             output_index: index,
             content_index: 0,
-            delta,
+            part,
+          });
+          for (const delta of wordsOf(plan.text))
+            event("response.output_text.delta", {
+              item_id: id,
+              output_index: index,
+              content_index: 0,
+              delta,
+              logprobs: [],
+            });
+          event("response.output_text.done", {
+            item_id: id,
+            output_index: index,
+            content_index: 0,
+            text: plan.text,
             logprobs: [],
           });
-        event("response.output_text.done", {
-          item_id: id,
-          output_index: index,
-          content_index: 0,
-          text: plan.text,
-          logprobs: [],
-        });
-        event("response.content_part.done", {
-          item_id: id,
-          output_index: index,
-          content_index: 0,
-          part: { ...part, text: plan.text },
-        });
-        event("response.output_item.done", { output_index: index, item: done });
-      } else {
-        event("response.output_item.added", {
-          output_index: index,
-          item: { ...done, status: "in_progress", arguments: "" },
-        });
-        for (const delta of fragmentsOf(streamed ?? ""))
-          event("response.function_call_arguments.delta", {
+          event("response.content_part.done", {
             item_id: id,
             output_index: index,
-            delta,
-          });
-        // A call cut by the output limit never finishes.
-        if (done.status === "completed") {
-          event("response.function_call_arguments.done", {
-            item_id: id,
-            output_index: index,
-            arguments: done.arguments,
+            content_index: 0,
+            part: { ...part, text: plan.text },
           });
           event("response.output_item.done", { output_index: index, item: done });
+        } else {
+          event("response.output_item.added", {
+            output_index: index,
+            item: { ...done, status: "in_progress", arguments: "" },
+          });
+          for (const delta of fragmentsOf(streamed ?? ""))
+            event("response.function_call_arguments.delta", {
+              item_id: id,
+              output_index: index,
+              delta,
+            });
+          // A call cut by the output limit never finishes.
+          if (done.status === "completed") {
+            event("response.function_call_arguments.done", {
+              item_id: id,
+              output_index: index,
+              arguments: done.arguments,
+            });
+            event("response.output_item.done", { output_index: index, item: done });
+          }
         }
-      }
-    });
-    const finished = output.map((item) => item.done);
-    if (plan.stopReason === "max_tokens")
-      event("response.incomplete", { response: responseObject(plan, "incomplete", finished) });
-    else event("response.completed", { response: responseObject(plan, "completed", finished) });
-    return events;
-  },
+      });
+      const finished = output.map((item) => item.done);
+      if (plan.stopReason === "max_tokens")
+        event("response.incomplete", { response: responseObject(plan, "incomplete", finished) });
+      else event("response.completed", { response: responseObject(plan, "completed", finished) });
+      return events;
+    },
 
-  errorBody: openaiWire.errorBody,
+    errorBody: openaiWire.errorBody,
 
-  errorEvent(spec) {
-    const code = spec.code ?? spec.type ?? "server_error";
-    return {
-      event: "error",
-      data: JSON.stringify({
-        type: "error",
-        sequence_number: 0,
-        code,
-        message: spec.message ?? "The server had an error while processing your request.",
-        param: spec.param ?? null,
-      }),
-    };
-  },
+    errorEvent(spec) {
+      const code = spec.code ?? spec.type ?? "server_error";
+      return {
+        event: "error",
+        data: JSON.stringify({
+          type: "error",
+          sequence_number: 0,
+          code,
+          message: spec.message ?? "The server had an error while processing your request.",
+          param: spec.param ?? null,
+        }),
+      };
+    },
 
-  malformed(raw) {
-    return { data: raw ?? '{"type":"response.output_text.delta","delta":"unterminated' };
-  },
+    malformed(raw) {
+      return { data: raw ?? '{"type":"response.output_text.delta","delta":"unterminated' };
+    },
 
-  ping() {
-    return undefined;
-  },
+    ping() {
+      return undefined;
+    },
 
-  trickle(plan, events) {
-    // Before the stream's last item is done: more of it, forever.
-    let at = events.length - 1;
-    while (at > 0 && !events[at]!.data.includes('"type":"response.output_item.done"')) at--;
-    const done = JSON.parse(events[at]!.data) as { output_index: number; item: { id: string } };
-    const where = { item_id: done.item.id, output_index: done.output_index };
-    const fields = plan.calls.length
-      ? { type: "response.function_call_arguments.delta", ...where, delta: " " }
-      : plan.text
-        ? { type: "response.output_text.delta", ...where, content_index: 0, delta: "." }
-        : { type: "response.reasoning_summary_text.delta", ...where, summary_index: 0, delta: "." };
-    return { at, event: { event: fields.type, data: JSON.stringify(fields) } };
-  },
+    trickle(plan, events) {
+      // Before the stream's last item is done: more of it, forever.
+      let at = events.length - 1;
+      while (at > 0 && !events[at]!.data.includes('"type":"response.output_item.done"')) at--;
+      const done = JSON.parse(events[at]!.data) as { output_index: number; item: { id: string } };
+      const where = { item_id: done.item.id, output_index: done.output_index };
+      const fields = plan.calls.length
+        ? { type: "response.function_call_arguments.delta", ...where, delta: " " }
+        : plan.text
+          ? { type: "response.output_text.delta", ...where, content_index: 0, delta: "." }
+          : {
+              type: "response.reasoning_summary_text.delta",
+              ...where,
+              summary_index: 0,
+              delta: ".",
+            };
+      return { at, event: { event: fields.type, data: JSON.stringify(fields) } };
+    },
 
-  validate: responsesRequestProblem,
+    validate: (body) => responsesRequestProblem(body, memory),
 
-  models: openaiWire.models,
-  model: openaiWire.model,
-};
+    models: openaiWire.models,
+    model: openaiWire.model,
+  };
+}
+
+/** The turn a request asks for: each run of the model's items (reasoning, its messages, its calls) is one earlier reply. */
+export function responsesTurnIndex(input: any[]): number {
+  let replies = 0;
+  let inReply = false;
+  for (const item of input) {
+    const own =
+      item?.type === "reasoning" ||
+      item?.type === "function_call" ||
+      (item?.role === "assistant" && (item.type === undefined || item.type === "message"));
+    if (own && !inReply) replies++;
+    inReply = own;
+  }
+  return replies;
+}
 
 /** An output item: as finished, and for a call the arguments text as streamed (cut when truncated). */
 interface OutputItem {
@@ -200,7 +198,7 @@ interface OutputItem {
   streamed?: string;
 }
 
-function outputOf(plan: TurnPlan, context: RequestContext, whole: boolean): OutputItem[] {
+function outputOf(plan: TurnPlan, memory: Map<string, unknown>, whole: boolean): OutputItem[] {
   const output: OutputItem[] = [];
   let reasoning: Record<string, unknown> | undefined;
   if (plan.thinking) {
@@ -233,7 +231,7 @@ function outputOf(plan: TurnPlan, context: RequestContext, whole: boolean): Outp
       name: call.name,
     };
     // What a later request must send with this call: the reasoning item that preceded it.
-    context.memory?.set(call.id, reasoning ?? null);
+    memory.set(call.id, reasoning ?? null);
     output.push({ done: item, streamed: call.json });
   });
   return output;

@@ -1,10 +1,7 @@
 import type { ScriptedTurn } from "../scripted-model.ts";
 
-/**
- * The wire protocols the mock server speaks: Anthropic Messages at `/v1/messages`, OpenAI Chat
- * Completions at `/v1/chat/completions`, OpenAI Responses at `/v1/responses`.
- */
-export type MockProtocol = "anthropic" | "openai" | "openai-responses";
+/** The wire protocols the mock server speaks. */
+export type MockProtocol = "anthropic" | "openai" | "openai-responses" | "gemini";
 
 /**
  * A position in a stream, counted in SSE events as sent: `n` means "after the first `n` events",
@@ -159,10 +156,7 @@ export interface MockScriptRequest {
   /** The parsed request body. */
   body: any;
   headers: Record<string, string>;
-  /**
-   * The turn asked for: the number of assistant messages in the request's `messages` (for
-   * Responses, the number of runs of assistant items in its `input`).
-   */
+  /** The turn asked for: the number of assistant messages in the request's `messages`. */
   index: number;
   /** 1 for the first request for this turn, 2 for its first retry, and so on. */
   attempt: number;

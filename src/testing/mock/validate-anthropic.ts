@@ -5,7 +5,7 @@ import type { MockErrorSpec } from "./types.ts";
  * them), so a wire mistake fails a test as it would fail in production: more than four cache
  * breakpoints, a first message that is not the user's, roles that do not alternate, an empty
  * message or text block, a `tool_use` not answered in the next message, a `tool_result` for an
- * unknown id, a block of another protocol (a `reasoning` block, a `replay` field), and thinking
+ * unknown id, a block of another protocol (a `reasoning` block, a `providerData` field), and thinking
  * replayed without its signature; a thinking budget under 1,024 or not under `max_tokens`; and
  * in the request's settings, a
  * `temperature` or `top_p` outside 0..1, `stop_sequences` that are not strings, a `tool_choice`
@@ -142,8 +142,8 @@ function blocksProblem(index: number, blocks: Block[]): string | undefined {
     // skein's own block for another protocol's reasoning: no Anthropic block has this tag.
     if (block?.type === "reasoning")
       return `messages.${index}.content.${position}: Input tag '${String(block?.type)}' found using 'type' does not match any of the expected tags`;
-    if (block && "replay" in block)
-      return `messages.${index}.content.${position}.${String(block.type)}.replay: Extra inputs are not permitted`;
+    if (block && "providerData" in block)
+      return `messages.${index}.content.${position}.${String(block.type)}.providerData: Extra inputs are not permitted`;
     if (block?.type === "thinking") {
       if (typeof block.signature !== "string")
         return `messages.${index}.content.${position}.thinking.signature: Field required`;
