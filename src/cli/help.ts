@@ -6,6 +6,8 @@ export const ENVIRONMENT = `
 Environment:
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   for --provider anthropic (the base URL without /v1)
   OPENAI_API_KEY, OPENAI_BASE_URL         for --provider openai (the base URL with /v1)
+  GEMINI_API_KEY (or GOOGLE_GENERATIVE_AI_API_KEY), GOOGLE_GEMINI_BASE_URL
+                                          for --provider google (the base URL without /v1beta)
   A key is needed only for the provider's own host; --base-url for a local server needs none.
   DATABASE_URL                            for skein worker and skein enqueue (see their --help)
 

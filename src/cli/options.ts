@@ -12,7 +12,7 @@ export const collect = (value: string, previous: string[] | undefined) => [
 export function providerOption(): Option {
   return new Option(
     "--provider <name>",
-    "the API protocol (default: openai for --model gpt-*, o1*, o3*, o4* or openai:<id>, else anthropic)",
+    "the API protocol (default: openai for --model gpt-*, o1*, o3*, o4* or openai:<id>, google for gemini-* or google:<id>, else anthropic)",
   ).choices(PROVIDER_NAMES);
 }
 
