@@ -169,9 +169,11 @@ export class ResponsesDecoder implements StreamDecoder {
       return;
     }
     if (item.type === "message") {
+      // The finished item's text is the whole text: it stands over the deltas.
+      const text = messageText(item.content);
       const current = this.#items[index];
-      if (current?.kind !== "message" || current.text === "")
-        this.#items[index] = { kind: "message", text: messageText(item.content) };
+      if (text !== "" || current?.kind !== "message")
+        this.#items[index] = { kind: "message", text };
       return;
     }
     if (item.type !== "function_call") return;
