@@ -1,9 +1,11 @@
 /**
  * The HTTP benchmarks, (4) and (5), as table rows: skein's providers against the plain fetch loop
  * of plain-fetch.ts, over HTTP against the mock server, on both protocols. Targets: skein within
- * 1.3 x of the plain loop in wall time per turn and in throughput. The memory of (5)'s workload is
+ * 1.3 x of the plain loop in wall time per turn and in throughput. W5 (eager.ts): eager execution
+ * against a plain loop that runs the tools after the stream ends. The memory of (5)'s workload is
  * W3's (w3.ts), measured in fresh processes.
  */
+import { EAGER_NOTES, eagerRow, eagerWorkload } from "./eager.ts";
 import { httpConcurrent, RUNS } from "./http-concurrent.ts";
 import { httpTurns } from "./http-turns.ts";
 import { PROTOCOLS } from "./http-workload.ts";
@@ -45,6 +47,9 @@ export async function httpBench(): Promise<{ rows: string[][]; notes: string }> 
     ]);
     if (batch.warning) notes.push(`WARNING ${batch.warning}`);
   }
+  const eager = await eagerWorkload();
+  rows.push(eagerRow(eager));
+  notes.push(...EAGER_NOTES(eager));
   notes.push(
     "± is half the interquartile range. The server runs in this process for (4) and the throughput of (5),",
     "so its work (the same for both: the request bodies are checked to be byte-identical) is in both figures.",

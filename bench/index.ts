@@ -16,15 +16,16 @@
  * Postgres, against the same runs in one process with agent.run on the same store.
  *
  * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents`, `-- mcp`, `-- w3` or `-- queue`
- * runs one part only.
+ * runs one part only; `-- eager` runs W5 (eager execution, eager.ts) alone, a part of `http`.
  */
 import { randomBytes } from "node:crypto";
 import { agentsBench } from "./agents.ts";
+import { EAGER_NOTES, eagerRow, eagerWorkload } from "./eager.ts";
 import { engineBench } from "./engine.ts";
 import { httpBench } from "./http.ts";
 import { mcpBench } from "./mcp.ts";
 import { sessionsBench } from "./sessions.ts";
-import { dist, table } from "./support.ts";
+import { dist, TABLE_HEADER, table } from "./support.ts";
 import { w3Bench } from "./w3.ts";
 
 // Agents on a durable store (and queue workers) need a shared seal key; the bench processes and
@@ -48,6 +49,12 @@ if (only === undefined || only === "http") {
   console.log("Over HTTP against mockServer on 127.0.0.1; the baseline is the plain fetch loop.\n");
   console.log(table(http.rows));
   console.log(`\n${http.notes}`);
+}
+if (only === "eager") {
+  // W5 alone (it is also part of `http`).
+  const eager = await eagerWorkload();
+  console.log(table([TABLE_HEADER, eagerRow(eager)]));
+  console.log(`\n${EAGER_NOTES(eager).join("\n")}`);
 }
 if (only === undefined || only === "sessions") {
   const sessions = await sessionsBench();
