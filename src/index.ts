@@ -20,6 +20,7 @@ export {
   BadRequestError,
   ConfigurationError,
   ConflictError,
+  ContentFilterError,
   ContextWindowError,
   HookError,
   InternalServerError,
@@ -45,6 +46,7 @@ export type {
   ContentBlock,
   ImageBlock,
   Message,
+  ProviderData,
   TextBlock,
   ThinkingBlock,
   ToolResultBlock,
@@ -55,6 +57,8 @@ export type {
 export type { SessionInfo, SessionStore } from "./core/session-store.ts";
 export type { AnthropicOptions } from "./model/anthropic.ts";
 export { anthropic } from "./model/anthropic.ts";
+export type { GoogleOptions } from "./model/google.ts";
+export { google } from "./model/google.ts";
 export type {
   IncompleteToolCall,
   Model,
