@@ -95,6 +95,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "outputRetries",
   "mcpServers",
   "tracer",
+  "skills",
 ]);
 
 export const PERMISSION_KEYS: ReadonlySet<string> = new Set(["allow", "ask", "deny"]);
