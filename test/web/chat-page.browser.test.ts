@@ -239,6 +239,6 @@ describe("the useChat page against chatHandler in chromium", () => {
       .toContain('<img src=x onerror="window.pwned=1">');
     expect(await page.locator("img").count()).toBe(0);
     expect(await page.locator("#bold").count()).toBe(0);
-    expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { pwned?: number }).pwned)).toBeUndefined();
   });
 });
