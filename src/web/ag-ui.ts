@@ -14,6 +14,7 @@ import {
   pump,
   readJsonBody,
 } from "./http.ts";
+import { errorInfo, toolOutput } from "./parts.ts";
 import {
   type ApprovalAnswer,
   checkedApprovals,
@@ -21,7 +22,6 @@ import {
   pauseOf,
   readView,
 } from "./sessions.ts";
-import { errorInfo, toolOutput } from "./ui-stream.ts";
 
 /** One AG-UI event (`@ag-ui/core`'s `BaseEvent` subtypes), as plain JSON. */
 export interface AgUiEvent {
@@ -219,8 +219,20 @@ const AG_UI_HEADERS = {
   "x-accel-buffering": "no",
 };
 
-async function* sse(events: AsyncIterable<AgUiEvent>): AsyncGenerator<string> {
-  for await (const event of events) yield `data: ${JSON.stringify(event)}\n\n`;
+/** The events as SSE bytes, one encode per event. */
+function sse(events: AsyncIterable<AgUiEvent>): ReadableStream<Uint8Array> {
+  const iterator = events[Symbol.asyncIterator]();
+  const encoder = new TextEncoder();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const next = await iterator.next();
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(`data: ${JSON.stringify(next.value)}\n\n`));
+    },
+    async cancel() {
+      await iterator.return?.();
+    },
+  });
 }
 
 /**

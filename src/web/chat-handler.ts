@@ -26,7 +26,7 @@ import {
   readView,
   rewindForRegenerate,
 } from "./sessions.ts";
-import { sseText, UI_MESSAGE_STREAM_HEADERS } from "./ui-stream.ts";
+import { sseBytes, UI_MESSAGE_STREAM_HEADERS } from "./sse.ts";
 
 export interface ChatHandlerOptions {
   /** The agent that answers; it must log to `sessionStore`. */
@@ -174,7 +174,7 @@ async function submit(
   try {
     const run = await startRun(shared, sessionId, trigger, body);
     started = true;
-    const source = sseText(run, {
+    const source = sseBytes(run, {
       approvalId: async (call) => {
         ids ??= await currentApprovalIds(shared.store, shared.key, sessionId);
         const id = ids.get(call.id);

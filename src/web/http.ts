@@ -157,11 +157,15 @@ export class LiveRun {
   }
 }
 
-/** Pumps SSE text into a LiveRun, to its end, whatever its followers do. */
-export async function pump(live: LiveRun, source: AsyncIterable<string>): Promise<void> {
-  const encoder = new TextEncoder();
+/** Reads a stream into a LiveRun, to its end, whatever its followers do. */
+export async function pump(live: LiveRun, source: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = source.getReader();
   try {
-    for await (const text of source) live.push(encoder.encode(text));
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      live.push(value);
+    }
   } finally {
     live.end();
   }

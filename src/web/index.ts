@@ -10,5 +10,6 @@ export type { ChatHandlerOptions, WebHandler } from "./chat-handler.ts";
 export { chatHandler } from "./chat-handler.ts";
 export type { Authorize } from "./http.ts";
 export { toNodeHandler } from "./node.ts";
+export { toUIMessageStreamResponse } from "./sse.ts";
 export type { UIMessageChunk, UIMessageStreamOptions } from "./ui-stream.ts";
-export { toUIMessageStream, toUIMessageStreamResponse } from "./ui-stream.ts";
+export { toUIMessageStream } from "./ui-stream.ts";

@@ -3,7 +3,7 @@
 
 import { randomUUID } from "node:crypto";
 import type { AgentEvent, PendingToolCall, SDKResultMessage } from "../run/types.ts";
-import type { ToolResult } from "../tools/types.ts";
+import { errorInfo, errorTextOf, finishReason, textOf, toolOutput } from "./parts.ts";
 
 /**
  * One chunk of the UI message stream (ai 6's `UIMessageChunk`, without its generics): what
@@ -56,20 +56,6 @@ export interface UIMessageStreamOptions {
   approvalId?: (call: PendingToolCall, result: SDKResultMessage) => string | Promise<string>;
   /** How an error reaches the page: default its message. */
   errorText?: (error: { name: string; message: string }) => string;
-}
-
-/** The text a tool result carries for the page: its text, or its content blocks when it has images. */
-export function toolOutput(result: ToolResult): unknown {
-  const { content } = result;
-  if (typeof content === "string") return content;
-  if (content.every((block) => block.type === "text"))
-    return content.map((block) => (block.type === "text" ? block.text : "")).join("");
-  return content;
-}
-
-function errorTextOf(result: ToolResult): string {
-  const output = toolOutput(result);
-  return typeof output === "string" ? output : JSON.stringify(output);
 }
 
 /**
@@ -343,24 +329,6 @@ export class UIChunker {
   }
 }
 
-function finishReason(result: SDKResultMessage): "stop" | "length" | "error" | "tool-calls" {
-  switch (result.subtype) {
-    case "success":
-      return "stop";
-    case "error_max_turns":
-      return "length";
-    case "paused":
-      return "tool-calls";
-    default:
-      return "error";
-  }
-}
-
-function textOf(content: string | readonly { type: string; text?: string }[]): string {
-  if (typeof content === "string") return content;
-  return content.map((block) => (block.type === "text" ? (block.text ?? "") : "")).join("");
-}
-
 /**
  * A run's events as a stream of UI message chunks, for `readUIMessageStream`,
  * `createUIMessageStream`'s `writer.merge`, or `toUIMessageStreamResponse`. Cancelling the
@@ -398,104 +366,4 @@ export function toUIMessageStream(
       await iterator.return?.();
     },
   });
-}
-
-export function errorInfo(error: unknown): { name: string; message: string } {
-  if (error instanceof Error) return { name: error.name, message: error.message };
-  return { name: "Error", message: String(error) };
-}
-
-// ---------------------------------------------------------------------------------------------
-// Server-sent events
-
-/** The headers of the UI message stream protocol (what `useChat`'s default transport expects). */
-export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = {
-  "content-type": "text/event-stream",
-  "cache-control": "no-cache",
-  connection: "keep-alive",
-  "x-vercel-ai-ui-message-stream": "v1",
-  "x-accel-buffering": "no",
-};
-
-/**
- * One chunk as an SSE event. The deltas (most of a stream) are written from prebuilt prefixes:
- * only the delta string is escaped, never the whole object walked.
- */
-export function sseLine(chunk: UIMessageChunk): string {
-  switch (chunk.type) {
-    case "text-delta":
-      return `data: {"type":"text-delta","id":${JSON.stringify(chunk.id)},"delta":${JSON.stringify(chunk.delta)}}\n\n`;
-    case "reasoning-delta":
-      return `data: {"type":"reasoning-delta","id":${JSON.stringify(chunk.id)},"delta":${JSON.stringify(chunk.delta)}}\n\n`;
-    case "start-step":
-      return 'data: {"type":"start-step"}\n\n';
-    case "finish-step":
-      return 'data: {"type":"finish-step"}\n\n';
-    default:
-      return `data: ${JSON.stringify(chunk)}\n\n`;
-  }
-}
-
-export const SSE_DONE = "data: [DONE]\n\n";
-
-/**
- * A run's events as SSE text, batched: the chunks of every event that arrived while the last
- * batch was being read go out as one string (one encode, one enqueue).
- */
-export async function* sseText(
-  run: AsyncIterable<AgentEvent>,
-  options: UIMessageStreamOptions = {},
-): AsyncGenerator<string> {
-  const chunker = new UIChunker(options);
-  const out: UIMessageChunk[] = [];
-  try {
-    for await (const event of run) {
-      const pending = chunker.push(event, out);
-      if (pending) await pending;
-      if (out.length === 0) continue;
-      let text = "";
-      for (const chunk of out) text += sseLine(chunk);
-      out.length = 0;
-      yield text;
-    }
-  } catch (error) {
-    yield sseLine({ type: "error", errorText: chunker.errorText(errorInfo(error)) }) +
-      sseLine({ type: "finish", finishReason: "error" });
-  }
-  yield SSE_DONE;
-}
-
-/** Bytes of an async iterable of strings, as a ReadableStream. Cancelling it ends the iterable. */
-export function textStream(source: AsyncIterable<string>): ReadableStream<Uint8Array> {
-  const encoder = new TextEncoder();
-  const iterator = source[Symbol.asyncIterator]();
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const next = await iterator.next();
-      if (next.done) controller.close();
-      else controller.enqueue(encoder.encode(next.value));
-    },
-    async cancel() {
-      await iterator.return?.();
-    },
-  });
-}
-
-/**
- * `toUIMessageStream` as an SSE `Response` with the protocol's headers (`init` adds status and
- * headers). Cancelling the body (the client went away) ends the run.
- */
-export function toUIMessageStreamResponse(
-  run: AsyncIterable<AgentEvent>,
-  init: ResponseInit & UIMessageStreamOptions = {},
-): Response {
-  const { messageId, approvalId, errorText, ...responseInit } = init;
-  const options: UIMessageStreamOptions = {};
-  if (messageId !== undefined) options.messageId = messageId;
-  if (approvalId !== undefined) options.approvalId = approvalId;
-  if (errorText !== undefined) options.errorText = errorText;
-  const headers = new Headers(responseInit.headers);
-  for (const [name, value] of Object.entries(UI_MESSAGE_STREAM_HEADERS))
-    if (!headers.has(name)) headers.set(name, value);
-  return new Response(textStream(sseText(run, options)), { ...responseInit, headers });
 }
