@@ -20,6 +20,7 @@ export {
   BadRequestError,
   ConfigurationError,
   ConflictError,
+  ContentFilterError,
   ContextWindowError,
   HookError,
   InternalServerError,
@@ -45,6 +46,7 @@ export type {
   ContentBlock,
   ImageBlock,
   Message,
+  ProviderData,
   TextBlock,
   ThinkingBlock,
   ToolResultBlock,
@@ -55,6 +57,8 @@ export type {
 export type { SessionInfo, SessionStore } from "./core/session-store.ts";
 export type { AnthropicOptions } from "./model/anthropic.ts";
 export { anthropic } from "./model/anthropic.ts";
+export type { GoogleOptions } from "./model/google.ts";
+export { google } from "./model/google.ts";
 export type {
   IncompleteToolCall,
   Model,
@@ -86,6 +90,7 @@ export type {
 } from "./run/agent-options.ts";
 export type { Restrictions } from "./run/config.ts";
 export { PARALLEL_CALLS_HINT } from "./run/config.ts";
+export { PERMISSION_MODES, type PermissionMode } from "./run/policy.ts";
 export { createSteering } from "./run/steering.ts";
 export type { McpServerStatus } from "./run/tool-source.ts";
 export type {
