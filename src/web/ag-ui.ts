@@ -31,11 +31,13 @@ export interface AgUiEvent {
 
 export interface AgUiEventsOptions {
   /** The thread: the session id (default: the run's). */
-  threadId?: string;
+  threadId?: string | undefined;
   /** This run's id (default: random). */
-  runId?: string;
+  runId?: string | undefined;
   /** The interrupt id of a paused run's approval (default: the call id). */
-  approvalId?: (call: PendingToolCall, result: SDKResultMessage) => string | Promise<string>;
+  approvalId?:
+    | ((call: PendingToolCall, result: SDKResultMessage) => string | Promise<string>)
+    | undefined;
 }
 
 /**

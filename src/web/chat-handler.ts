@@ -37,11 +37,11 @@ export interface ChatHandlerOptions {
    * The key approval ids are made with, the same in every process serving the chats. Default:
    * `$SKEIN_APPROVAL_SECRET`, else a key of this process (its approval ids die with it).
    */
-  approvalSecret?: string;
+  approvalSecret?: string | undefined;
   /** Who may read or drive a session (default: everyone); `false` is a 403. */
-  authorize?: Authorize;
+  authorize?: Authorize | undefined;
   /** The largest request body in bytes; default 1 MB. A larger one is a 413. */
-  maxBodyBytes?: number;
+  maxBodyBytes?: number | undefined;
 }
 
 const OPTION_KEYS: ReadonlySet<string> = new Set([

@@ -48,14 +48,16 @@ export interface UIMessageStreamOptions {
    * The id of the streamed assistant message. Default: the run's `checkpointId` (so a paused run
    * resumed later continues the same message), else a random id.
    */
-  messageId?: string;
+  messageId?: string | undefined;
   /**
    * The approval id a paused run's `tool-approval-request` carries for a call. Default: the call
    * id. `chatHandler` binds it to the session and the pause.
    */
-  approvalId?: (call: PendingToolCall, result: SDKResultMessage) => string | Promise<string>;
+  approvalId?:
+    | ((call: PendingToolCall, result: SDKResultMessage) => string | Promise<string>)
+    | undefined;
   /** How an error reaches the page: default its message. */
-  errorText?: (error: { name: string; message: string }) => string;
+  errorText?: ((error: { name: string; message: string }) => string) | undefined;
 }
 
 /**
