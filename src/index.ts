@@ -6,6 +6,8 @@ export type { Agent, AgentDefinition, AgentRun } from "./agents/agent.ts";
 export type { AgentToolOptions, DelegateInput, DelegateToolOptions } from "./agents/agent-tool.ts";
 export { agentTool, delegateTool } from "./agents/agent-tool.ts";
 export { createAgent, createBareAgent, defineAgent } from "./agents/assemble.ts";
+export type { FileAgentDefinition } from "./agents/file-agent.ts";
+export { type LoadAgentsOptions, loadAgents } from "./agents/load-agents.ts";
 export type { Mailbox, MailboxMessage, MailboxPost } from "./agents/mailbox.ts";
 export { createMailbox } from "./agents/mailbox.ts";
 export type { QueryOptions } from "./agents/query.ts";
@@ -47,6 +49,7 @@ export type {
   ImageBlock,
   Message,
   ProviderData,
+  ReasoningBlock,
   TextBlock,
   ThinkingBlock,
   ToolResultBlock,
@@ -70,6 +73,13 @@ export type {
 } from "./model/model.ts";
 export type { OpenAIOptions } from "./model/openai.ts";
 export { openai } from "./model/openai.ts";
+export type { ModelPrice, PriceTable } from "./model/pricing.ts";
+export { MODEL_PRICES, PRICES_TAKEN } from "./model/pricing.ts";
+export type {
+  ReasoningEffort,
+  ReasoningSettings,
+  ReasoningSummary,
+} from "./model/reasoning.ts";
 export type {
   AgentHooks,
   AgentOptions,
