@@ -90,6 +90,7 @@ export type {
 } from "./run/agent-options.ts";
 export type { Restrictions } from "./run/config.ts";
 export { PARALLEL_CALLS_HINT } from "./run/config.ts";
+export { PERMISSION_MODES, type PermissionMode } from "./run/policy.ts";
 export { createSteering } from "./run/steering.ts";
 export type { McpServerStatus } from "./run/tool-source.ts";
 export type {

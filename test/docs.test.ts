@@ -301,6 +301,16 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/docs/policy-modes.ts": () => {
+    it("plan refuses the Write; acceptEdits runs it unasked", async () => {
+      await workspace({});
+      expect(await logged(() => import("../examples/docs/policy-modes.ts"))).toEqual([
+        "Plan: write notes.md with a heading. false",
+        "Wrote notes.md. true",
+      ]);
+    });
+  },
+
   "examples/docs/skills.ts": () => {
     it("lists the skill, loads it with Skill, runs its script through Bash by the allow rule", async () => {
       const { url, requests } = await serve([

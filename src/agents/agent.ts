@@ -18,6 +18,7 @@ import type {
 import type { EngineConfig } from "../run/config.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
+import { checkPermissionMode, ModeCell, type PermissionMode } from "../run/policy.ts";
 import { restoreRun } from "../run/state.ts";
 import { queueOf, SteeringQueue } from "../run/steering.ts";
 import type { AgentEvent, RunState, SDKResultMessage } from "../run/types.ts";
@@ -42,7 +43,14 @@ import { type RunNextOptions, runNext } from "./run-next.ts";
  * `followUp()` to talk to the run while it works.
  */
 export type AgentRun<TOutput = unknown> = AsyncGenerator<AgentEvent<TOutput>, void, undefined> &
-  Steering;
+  Steering & {
+    /**
+     * Switches the run's permission mode, effective from the next call decided: logged in the
+     * session store, kept in a paused state, and emitted as a `permission_mode` event. An unknown
+     * mode (or `"bypassPermissions"` under the hardened preset) throws `ConfigurationError`.
+     */
+    setPermissionMode(mode: PermissionMode): void;
+  };
 
 export interface Agent<TOutput = unknown> {
   readonly id?: string;
@@ -102,12 +110,16 @@ export function agentFrom(
     const content = assertPrompt("run(prompt)", "prompt", prompt);
     const history = checkHistory(options?.messages, store !== undefined);
     const steering = steeringFor(options?.steering, streamed, "run");
+    const mode = new ModeCell(
+      checkPermissionMode("RunOptions", options?.permissionMode, config.hardened === true),
+    );
     const start: Start = (emit, signal) =>
       withRunBackground(config, (background) => {
         const message: Message = { role: "user", content };
         const each = {
           emit,
           signal,
+          mode,
           ...(steering ? { steering } : {}),
           ...(background ? { background } : {}),
         };
@@ -123,7 +135,7 @@ export function agentFrom(
           runLoop(newRun(config, { ...opened, ...each })),
         );
       });
-    return { start, steering };
+    return { start, steering, mode };
   };
   const resumed = (
     target: RunState | string | SessionTarget,
@@ -132,6 +144,7 @@ export function agentFrom(
   ) => {
     assertKnownOptions("ResumeOptions", options, RESUME_OPTION_KEYS);
     const given = steeringFor(options?.steering, streamed, "resume");
+    const mode = new ModeCell();
     const start: Start = async (emit, signal) => {
       if (isSessionTarget(target))
         return withRunBackground(config, (background) =>
@@ -142,6 +155,7 @@ export function agentFrom(
             signal,
             steering: given,
             background,
+            mode,
           }),
         );
       // A paused MCP call is checked against its server's tools: connect first.
@@ -157,6 +171,7 @@ export function agentFrom(
             ...journal,
             emit,
             signal,
+            mode,
             ...(steering ? { steering } : {}),
             ...(sourced.sources ? { sources: { ...sourced.sources, base: config } } : {}),
             ...(background ? { background } : {}),
@@ -165,21 +180,21 @@ export function agentFrom(
         ),
       );
     };
-    return { start, steering: given };
+    return { start, steering: given, mode };
   };
   return {
     id: config.id,
     // A bad argument rejects the returned promise, as every other failure of run() does.
     run: async (prompt, options) => runToEnd(fresh(prompt, options, false).start, options?.signal),
     stream: (prompt, options) => {
-      const { start, steering } = fresh(prompt, options, true);
-      return steerable(streamEvents(start, options?.signal), steering!);
+      const { start, steering, mode } = fresh(prompt, options, true);
+      return steerable(streamEvents(start, options?.signal), steering!, mode);
     },
     resume: async (state, options) =>
       runToEnd(resumed(state, options, false).start, options?.signal),
     resumeStream: (state, options) => {
-      const { start, steering } = resumed(state, options, true);
-      return steerable(streamEvents(start, options?.signal), steering!);
+      const { start, steering, mode } = resumed(state, options, true);
+      return steerable(streamEvents(start, options?.signal), steering!, mode);
     },
     rewindFiles: async (sessionId, checkpointId) =>
       rewindFiles({
@@ -257,9 +272,11 @@ function steeringFor(given: unknown, streamed: boolean, where: string): Steering
 function steerable<T>(
   events: AsyncGenerator<AgentEvent<T>, void, undefined>,
   queue: SteeringQueue,
+  mode: ModeCell,
 ): AgentRun<T> {
   return Object.assign(events, {
     steer: (message: Prompt) => queue.push("steer", message),
     followUp: (message: Prompt) => queue.push("follow_up", message),
+    setPermissionMode: (next: PermissionMode) => mode.set(next),
   });
 }

@@ -12,6 +12,7 @@ import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
 import { totalUsageOf } from "../run/paused-state.ts";
 import type { PermissionDecision, PermissionLayer } from "../run/permission-layer.ts";
+import { stricterMode } from "../run/policy.ts";
 import { type RestoredRun, restoreRun } from "../run/state.ts";
 import type { AgentEvent, RunState, SDKResultMessage } from "../run/types.ts";
 import { toolResultFromReturn } from "../tools/result.ts";
@@ -216,6 +217,8 @@ function childSetup(
     children: new Set(),
     turnsLeft: () => maxTurns,
     hardened,
+    // Read live: a parent switched to plan holds its children to plan from their next call.
+    mode: () => stricterMode(own.permissionMode ?? "default", parent.link.mode()),
   };
   if (handler) link.approval = handler;
   return { config, link };
@@ -261,8 +264,17 @@ function combined(
 function stricter(a: PermissionDecision, b: PermissionDecision): PermissionDecision {
   if (a.behavior === "deny") return a;
   if (b.behavior === "deny") return b;
+  if (a.behavior === "ask" && b.behavior === "ask")
+    return HARDNESS[basisOf(b)] > HARDNESS[basisOf(a)] ? b : a;
   if (a.behavior === "ask") return a;
   return b;
+}
+
+/** Which ask the permission modes lift less: the one a combined layer keeps when both ask. */
+const HARDNESS = { default: 0, rule: 1, protected: 2, outside: 3 } as const;
+
+function basisOf(decision: PermissionDecision & { behavior: "ask" }) {
+  return decision.basis ?? "rule";
 }
 
 /** The `allowedTools` lists of both chains, when either has any. */

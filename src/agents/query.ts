@@ -41,5 +41,9 @@ export function query<S extends OutputSchema | undefined = undefined>(
       await agent.close();
     }
   }
-  return Object.assign(closing(), { steer: run.steer, followUp: run.followUp });
+  return Object.assign(closing(), {
+    steer: run.steer,
+    followUp: run.followUp,
+    setPermissionMode: run.setPermissionMode,
+  });
 }

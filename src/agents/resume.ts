@@ -7,6 +7,7 @@ import type { ResumeOptions } from "../run/agent-options.ts";
 import type { EngineConfig } from "../run/config.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
+import { checkPermissionMode, type ModeCell } from "../run/policy.ts";
 import type { RestoredRun } from "../run/state.ts";
 import { restoreRun } from "../run/state.ts";
 import { SteeringQueue } from "../run/steering.ts";
@@ -29,10 +30,14 @@ export async function resumeSession(
     signal: AbortSignal;
     steering: SteeringQueue | undefined;
     background: RunBackground | undefined;
+    mode?: ModeCell;
   },
 ): Promise<SDKResultMessage> {
   const { emit, signal, options } = request;
-  const background = request.background ? { background: request.background } : {};
+  const background = {
+    ...(request.background ? { background: request.background } : {}),
+    ...(request.mode ? { mode: request.mode } : {}),
+  };
   const opened = await openSessionResume(store, config, request.sessionId, options);
   const { journal, checkpointId } = opened;
   if (opened.kind === "paused") {
@@ -52,9 +57,11 @@ export async function resumeSession(
     });
     return runLoop(run, restored);
   }
+  const mode = checkPermissionMode("resume", options.permissionMode, config.hardened === true);
   await journal.resumed();
   const run = newRun(config, {
     ...opened.run,
+    ...(mode ? { permissionMode: mode } : {}),
     journal,
     checkpointId,
     emit,

@@ -83,3 +83,8 @@ function sameHost(url: string, other: string): boolean {
     return false; // not a URL: the provider says so, with the expected form
   }
 }
+
+/** The system prompt of the command's agent (`skein dev` resumes runs with the same agent). */
+export function cliSystemPrompt(cwd: string): string {
+  return `You are skein, an agent run from the command line in the directory ${cwd}. Answer concisely.`;
+}

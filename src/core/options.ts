@@ -95,6 +95,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "outputRetries",
   "mcpServers",
   "tracer",
+  "permissionMode",
   "skills",
 ]);
 
@@ -140,12 +141,14 @@ export const RUN_OPTION_KEYS: ReadonlySet<string> = new Set([
   "sessionId",
   "messages",
   "steering",
+  "permissionMode",
 ]);
 export const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set([
   "signal",
   "toolOutputs",
   "approvals",
   "steering",
+  "permissionMode",
 ]);
 export const MODEL_SETTINGS_KEYS: ReadonlySet<string> = new Set([
   "temperature",

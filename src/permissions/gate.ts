@@ -170,7 +170,11 @@ export function createPermissionGate(options: {
     if (denied) return { behavior: "deny", message: denied };
     const asked = firstMatch(ask, tool, call);
     if (asked)
-      return { behavior: "ask", reason: `the rule "${asked.rule.text}" asks for approval` };
+      return {
+        behavior: "ask",
+        reason: `the rule "${asked.rule.text}" asks for approval`,
+        basis: "rule",
+      };
     if (call.family === "edit") {
       const guarded = call.paths.find(
         (relative) => relative !== undefined && isProtectedPath(relative),
@@ -179,19 +183,24 @@ export function createPermissionGate(options: {
         return {
           behavior: "ask",
           reason: `"${guarded}" is a protected path: writes to it always ask`,
+          basis: "protected",
         };
     }
     if (call.family === "bash") {
       const concern = readConcern(call);
-      if (concern && "ask" in concern) return { behavior: "ask", reason: concern.ask };
+      if (concern && "ask" in concern)
+        return { behavior: "ask", reason: concern.ask, basis: "rule" };
       // Ask rules and protected paths ask whatever allows Bash; bashAllowed weighs the other writes.
       const written = call.bash?.writes?.ask;
-      if (written) return { behavior: "ask", reason: written };
+      if (written) return { behavior: "ask", reason: written, basis: "protected" };
       const allowed = bashAllowed(allow, tool, call);
-      return allowed === true ? { behavior: "allow" } : { behavior: "ask", reason: allowed };
+      if (allowed === true) return { behavior: "allow" };
+      const outside = call.bash?.writes?.unconfined !== undefined;
+      return { behavior: "ask", reason: allowed, basis: outside ? "outside" : "default" };
     }
     if (firstMatch(allow, tool, call)) return { behavior: "allow" };
-    if (call.family === "edit") return { behavior: "ask", reason: `${tool.name} asks by default` };
+    if (call.family === "edit")
+      return { behavior: "ask", reason: `${tool.name} asks by default`, basis: "default" };
     return { behavior: "allow" };
   };
 

@@ -13,6 +13,7 @@ import type {
   ToolDefinition,
   ToolResult,
 } from "../tools/types.ts";
+import type { PermissionMode } from "./policy.ts";
 import type { ToolSource } from "./tool-source.ts";
 import type { Prompt } from "./user-content.ts";
 
@@ -212,6 +213,12 @@ export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema 
    * `skein/postgres`, or your own.
    */
   sessionStore?: SessionStore | undefined;
+  /**
+   * How calls the rules would ask about are treated: `"default"`, `"acceptEdits"`, `"plan"`,
+   * `"dontAsk"` or `"bypassPermissions"` (refused under the hardened preset). A run's own
+   * `permissionMode` replaces it; a child agent runs under the stricter of its own and its parent's.
+   */
+  permissionMode?: PermissionMode | undefined;
 }
 
 export interface RunOptions {
@@ -225,6 +232,8 @@ export interface RunOptions {
   messages?: Message[] | undefined;
   /** Where `steer()` and `followUp()` messages come from (`createSteering()`); one run each. */
   steering?: Steering | undefined;
+  /** This run's permission mode (replaces the agent's); the stream handle's `setPermissionMode` changes it. */
+  permissionMode?: PermissionMode | undefined;
 }
 
 /** Messages for a running agent (`createSteering()`, or the handle `agent.stream()` returns). */
@@ -252,4 +261,6 @@ export interface ResumeOptions {
   steering?: Steering | undefined;
   /** Call id (as for `toolOutputs`) -> approval: `true`, `false`, `{ behavior: "allow", updatedInput? }` or `{ behavior: "deny", message }`. */
   approvals?: Record<string, PermissionResult> | undefined;
+  /** The resumed run's permission mode; default: the one the state paused under. */
+  permissionMode?: PermissionMode | undefined;
 }

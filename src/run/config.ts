@@ -27,6 +27,7 @@ import type {
 import { DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
 import type { PermissionLayer } from "./permission-layer.ts";
+import { checkPermissionMode, type PermissionMode } from "./policy.ts";
 import { type ContextSettings, checkContextOptions, checkModelSettings } from "./settings.ts";
 import { admitted, restrictionsOf, toolFilters } from "./tool-filters.ts";
 import { isToolSource, type ToolSource } from "./tool-source.ts";
@@ -127,6 +128,8 @@ export interface EngineConfig {
    */
   eager: boolean;
   permissions?: PermissionLayer;
+  /** `permissionMode`: how calls the rules ask about are treated (default "default"). */
+  permissionMode?: PermissionMode;
   approval?: ApprovalHandler;
   approvalSecret?: string;
   background?: BackgroundTasks;
@@ -218,9 +221,16 @@ export function resolveConfig(
     tracing = { tracer: options.tracer, start: resolution.trace };
   }
 
+  const permissionMode = checkPermissionMode(
+    prefix,
+    options.permissionMode,
+    options.preset === "hardened",
+  );
+
   return {
     id: options.id,
     model,
+    ...(permissionMode && permissionMode !== "default" ? { permissionMode } : {}),
     modelSettings,
     context,
     ...(output ? { output } : {}),

@@ -33,6 +33,8 @@ export interface RunJournal {
   ): Promise<void>;
   /** The batch's results message, in call order; written with the next entry. */
   results(message: Message): void;
+  /** The run's permission mode changed; written with the next entry. */
+  mode(mode: string): void;
   /** The run paused: its sealed state. */
   paused(state: RunState): Promise<void>;
   /** The run ended (`aborted` after the cancelled results). */

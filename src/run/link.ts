@@ -6,6 +6,7 @@ import type { ApprovalHandler, ToolDefinition, ToolResult } from "../tools/types
 import type { ResumeOptions } from "./agent-options.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import type { EngineConfig } from "./config.ts";
+import type { PermissionMode } from "./policy.ts";
 import type { PendingToolCall, RunState } from "./types.ts";
 
 export const DEFAULT_MAX_DEPTH = 3;
@@ -29,6 +30,8 @@ export interface RunLink {
   approval?: ApprovalHandler;
   /** Some run up the chain (this one included) is under the hardened preset. */
   hardened: boolean;
+  /** The permission mode calls are decided under now (a child's: the stricter of its own and its parent's). */
+  mode(): PermissionMode;
 }
 
 /** The link of a top-level run. */
@@ -40,6 +43,7 @@ export function rootLink(config: EngineConfig, turnsLeft: () => number): RunLink
     children: new Set(),
     turnsLeft,
     hardened: config.hardened === true,
+    mode: () => config.permissionMode ?? "default",
   };
   if (config.approval) link.approval = config.approval;
   return link;

@@ -5,6 +5,7 @@ import type { EngineConfig } from "./config.ts";
 import type { RunJournal } from "./journal.ts";
 import { type RunLink, rootLink } from "./link.ts";
 import type { RunContext } from "./loop.ts";
+import { ModeCell } from "./policy.ts";
 import type { RestoredRun } from "./state.ts";
 import type { SteeringQueue } from "./steering.ts";
 import type { SourceTools } from "./tool-source.ts";
@@ -32,6 +33,8 @@ export function newRun(
     sources?: SourceTools & { base: EngineConfig };
     /** The run's view of the agent's background tasks (ended with the run). */
     background?: BackgroundTasks;
+    /** A top-level run's permission mode, switchable while it works. */
+    mode?: ModeCell;
   },
 ): RunContext {
   const seenIds = new Set<string>();
@@ -62,5 +65,18 @@ export function newRun(
   };
   // The budget a child run may take is what this run has left, counted live.
   link.turnsLeft = () => config.maxTurns - run.numTurns;
+  if (link.depth === 0) {
+    const cell = options.mode ?? new ModeCell();
+    cell.start(
+      options.permissionMode ?? config.permissionMode ?? "default",
+      config.hardened === true,
+      (mode, previous) => {
+        // Logged with the next entry, so the log keeps the order of what happened.
+        run.journal?.mode(mode);
+        run.emit({ type: "permission_mode", mode, previous });
+      },
+    );
+    link.mode = () => cell.current;
+  }
   return run;
 }

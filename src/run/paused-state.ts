@@ -30,6 +30,7 @@ export function pausedState(
   const queued = run.steering?.pending;
   if (queued && queued.length > 0) state.queued = queued;
   if (run.outputAttempts > 0) state.outputAttempts = run.outputAttempts;
+  if (run.link.depth === 0 && run.link.mode() !== "default") state.permissionMode = run.link.mode();
   if (run.runData.size > 0) {
     state.runData = toJsonValue(Object.fromEntries(run.runData)) as Record<string, unknown>;
     state.runDataSeal = sealValue(run.config.approvalSecret, [run.sessionId, state.runData]);

@@ -7,7 +7,14 @@ import type { Workspace } from "../tools/workspace.ts";
 export type PermissionDecision =
   | { behavior: "allow" }
   | { behavior: "deny"; message: string }
-  | { behavior: "ask"; reason: string };
+  | { behavior: "ask"; reason: string; basis?: AskBasis };
+
+/**
+ * Why a call asks, for the permission modes: nothing allows it (`"default"`), a rule, hook or tool
+ * asks (`"rule"`, also when absent), a protected path (`"protected"`), or it reaches outside the
+ * workspace (`"outside"`).
+ */
+export type AskBasis = "default" | "rule" | "protected" | "outside";
 
 /**
  * What the engine asks of the permission layer (src/permissions): the engine knows rules only

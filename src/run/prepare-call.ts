@@ -16,6 +16,7 @@ import { classify, validateInto } from "./call-input.ts";
 import type { EngineConfig } from "./config.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import type { PermissionDecision, PermissionLayer } from "./permission-layer.ts";
+import { applyMode, type PermissionMode } from "./policy.ts";
 import type { AgentEvent } from "./types.ts";
 
 /**
@@ -201,13 +202,24 @@ function gateAndClassify(
 ): void | Promise<void> {
   const { config } = env;
   let waiting: Promise<void> | undefined;
-  // The answer of `output` is not a tool of the agent's: no rule governs it.
-  if (config.permissions && record.tool !== config.output?.tool)
-    waiting = permit(record, env, early, hookAsk);
-  else if (hookAsk !== undefined)
-    waiting = applyDecision(record, env, { behavior: "ask", reason: hookAsk }, early);
+  // The answer of `output` is not a tool of the agent's: no rule or mode governs it.
+  const answer = record.tool === config.output?.tool;
+  const mode = answer ? "default" : modeOf(env);
+  if (config.permissions && !answer) waiting = permit(record, env, early, hookAsk, mode);
+  else if (hookAsk !== undefined || mode !== "default") {
+    const asked: PermissionDecision =
+      hookAsk !== undefined ? { behavior: "ask", reason: hookAsk } : ALLOW;
+    waiting = applyDecision(record, env, applyMode(mode, record.tool!, asked), early);
+  }
   if (waiting) return waiting.then(() => classifyUnanswered(record, config));
   classifyUnanswered(record, config);
+}
+
+const ALLOW: PermissionDecision = { behavior: "allow" };
+
+/** The permission mode the call is decided under (a child's: the stricter of its own and its parent's). */
+function modeOf(env: CallEnvironment): PermissionMode {
+  return env.link?.mode() ?? env.config.permissionMode ?? "default";
 }
 
 function classifyUnanswered(record: CallRecord, config: EngineConfig): void {
@@ -232,6 +244,7 @@ function permit(
   env: CallEnvironment,
   early: boolean,
   hookAsk: string | undefined,
+  mode: PermissionMode,
 ): Promise<void> | undefined {
   let decision: ReturnType<PermissionLayer["decide"]>;
   try {
@@ -243,10 +256,19 @@ function permit(
   // Awaited only when the gate needed the file system, so eager calls keep their pace.
   if (decision instanceof Promise)
     return decision.then(
-      (settled) => applyDecision(record, env, withHookAsk(settled, hookAsk), early),
+      (settled) =>
+        applyDecision(record, env, filtered(mode, record, withHookAsk(settled, hookAsk)), early),
       (error: unknown) => permissionFailed(record, error),
     );
-  return applyDecision(record, env, withHookAsk(decision, hookAsk), early);
+  return applyDecision(record, env, filtered(mode, record, withHookAsk(decision, hookAsk)), early);
+}
+
+function filtered(
+  mode: PermissionMode,
+  record: CallRecord,
+  decision: PermissionDecision,
+): PermissionDecision {
+  return mode === "default" ? decision : applyMode(mode, record.tool!, decision);
 }
 
 function permissionFailed(record: CallRecord, error: unknown): void {

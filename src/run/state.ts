@@ -9,6 +9,7 @@ import type { EngineConfig } from "./config.ts";
 import { agentRuntimeOf, type ChildResume, type RunLink, rootLink } from "./link.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import type { PermissionDecision } from "./permission-layer.ts";
+import { checkPermissionMode, type PermissionMode } from "./policy.ts";
 import { applyApproval } from "./prepare-call.ts";
 import { batchDigest, callTuple, sealMatches } from "./seal.ts";
 import { checkStateStory } from "./state-check.ts";
@@ -35,6 +36,8 @@ export interface RestoredRun {
   /** Steering messages and follow-ups the state carried, not delivered yet. */
   queued: QueuedMessage[];
   outputAttempts: number;
+  /** The permission mode the run paused under (a resume's own `permissionMode` wins). */
+  permissionMode?: PermissionMode;
 }
 
 /** Checks a state handed to `resume` and rebuilds the run from it. Throws `ResumeError` before any side effect. */
@@ -115,6 +118,12 @@ export async function restoreRun(
         ? candidate.outputAttempts!
         : 0,
   };
+  const mode =
+    checkPermissionMode("resume", options.permissionMode, config.hardened === true) ??
+    (candidate.permissionMode === undefined
+      ? undefined
+      : checkStateMode(candidate.permissionMode, config));
+  if (mode !== undefined) restored.permissionMode = mode;
   const calls = candidate.batch ? structuredClone(candidate.batch.calls) : undefined;
   const digest = calls ? batchDigest(candidate.messages.at(-1), candidate.batch!.calls) : "";
   const waiting = { external: new Set<string>(), approval: new Set<string>() };
@@ -374,4 +383,15 @@ async function outputResult(record: CallRecord, output: unknown): Promise<ToolRe
     }
   }
   return resultFromValue(record, runtime, value);
+}
+
+/** The mode a state carries: a known one, never above what the agent's preset allows. */
+function checkStateMode(mode: unknown, config: EngineConfig): PermissionMode {
+  try {
+    return checkPermissionMode("resume", mode, config.hardened === true)!;
+  } catch (error) {
+    throw new ResumeError(
+      `resume: the state's ${(error as Error).message.replace(/^resume: /, "")}`,
+    );
+  }
 }

@@ -1,5 +1,6 @@
 import type { Message, ToolResultBlock, Usage } from "../core/messages.ts";
 import type { CustomEvent, ToolResult } from "../tools/types.ts";
+import type { PermissionMode } from "./policy.ts";
 import type { McpServerStatus } from "./tool-source.ts";
 
 // ---------------------------------------------------------------- events
@@ -55,6 +56,8 @@ export type RunEvent =
       estimateBefore: number;
       estimateAfter: number;
     }
+  /** The run's permission mode changed (`setPermissionMode`): effective from the next call decided. */
+  | { type: "permission_mode"; mode: PermissionMode; previous: PermissionMode }
   /** An MCP server could not be reached or listed: its tools are missing from this run. */
   | { type: "mcp_server_error"; server: string; error: { name: string; message: string } }
   | CustomEvent;
@@ -126,6 +129,8 @@ export interface RunState {
   queued?: QueuedMessage[];
   /** Invalid `output` answers so far (counts against `outputRetries`). */
   outputAttempts?: number;
+  /** The permission mode the run paused under, when not "default" (a top-level run's). */
+  permissionMode?: PermissionMode;
 }
 
 export interface PausedBatch {

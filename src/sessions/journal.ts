@@ -177,6 +177,10 @@ export class SessionJournal implements RunJournal {
     this.#deferred.push({ type: "results", runId: this.#runId, message });
   }
 
+  mode(mode: string): void {
+    this.#deferred.push({ type: "mode", runId: this.#runId, mode });
+  }
+
   paused(state: RunState): Promise<void> {
     return this.#write({ type: "paused", runId: this.#runId, state });
   }

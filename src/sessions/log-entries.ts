@@ -53,6 +53,8 @@ export type LogEntry =
     })
   /** The batch's results message, in call order, after the hooks. */
   | (RunEntry & { type: "results"; message: Message })
+  /** The run's permission mode changed (`setPermissionMode`). */
+  | (RunEntry & { type: "mode"; mode: string })
   /** The run paused: the sealed state `resume` continues. */
   | (RunEntry & { type: "paused"; state: RunState })
   /** A recoverer took the run over (after a pause or a crash). */
@@ -84,6 +86,7 @@ const REQUIRED: Record<LogEntry["type"], Record<string, "string" | "object" | "a
   started: { runId: "string", callId: "string", name: "string", inputHash: "string" },
   result: { runId: "string", callId: "string", name: "string", result: "object" },
   results: { runId: "string", message: "object" },
+  mode: { runId: "string", mode: "string" },
   paused: { runId: "string", state: "object" },
   resumed: { runId: "string" },
   end: { runId: "string", subtype: "string" },

@@ -9,6 +9,7 @@ import type { ResumeOptions, SessionTarget } from "../run/agent-options.ts";
 import { type CallRecord, errorResult, newCallRecord } from "../run/call.ts";
 import type { EngineConfig } from "../run/config.ts";
 import type { Recovery } from "../run/loop.ts";
+import { PERMISSION_MODES, type PermissionMode } from "../run/policy.ts";
 import { canonicalJson } from "../run/seal.ts";
 import type { RunState, Step } from "../run/types.ts";
 import { SessionJournal } from "./journal.ts";
@@ -130,8 +131,16 @@ export async function openSessionResume(
       usage: viewUsage(view),
       numTurns: unfinished.numTurns,
       runData: new Map(Object.entries(view.runData ?? {})),
+      ...loggedMode(unfinished.permissionMode),
     },
   };
+}
+
+/** The permission mode the log last recorded for the run, when it is one skein knows. */
+function loggedMode(mode: string | undefined): { permissionMode?: PermissionMode } {
+  return mode !== undefined && (PERMISSION_MODES as readonly string[]).includes(mode)
+    ? { permissionMode: mode as PermissionMode }
+    : {};
 }
 
 function viewUsage(view: SessionView) {

@@ -31,6 +31,8 @@ export interface UnfinishedRun {
   finalReply?: Message;
   /** The last model call failed mid-stream (its partial reply logged), and the run logged no end. */
   failedMidStream?: boolean;
+  /** The permission mode the run last switched to (`setPermissionMode`), as logged. */
+  permissionMode?: string;
 }
 
 export interface InterruptedBatch {
@@ -166,6 +168,9 @@ export function viewOf(
         break;
       case "end":
         run = undefined;
+        break;
+      case "mode":
+        if (run) run.permissionMode = entry.mode;
         break;
       case "origin":
       case "snapshot":
