@@ -46,7 +46,7 @@ export type {
   ContentBlock,
   ImageBlock,
   Message,
-  ProviderData,
+  ProviderReplay,
   TextBlock,
   ThinkingBlock,
   ToolResultBlock,
