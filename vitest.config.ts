@@ -38,6 +38,7 @@ const HEAVY = [
   "test/cli/run.test.ts",
   "test/cli/demo.test.ts",
   "test/cli/steering.test.ts",
+  "test/cli/skills.test.ts",
   "test/builtin/tree-kill.test.ts",
   // A real browser (Debian's chromium through playwright-core).
   "test/web/**/*.browser.test.ts",

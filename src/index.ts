@@ -6,6 +6,8 @@ export type { Agent, AgentDefinition, AgentRun } from "./agents/agent.ts";
 export type { AgentToolOptions, DelegateInput, DelegateToolOptions } from "./agents/agent-tool.ts";
 export { agentTool, delegateTool } from "./agents/agent-tool.ts";
 export { createAgent, createBareAgent, defineAgent } from "./agents/assemble.ts";
+export type { FileAgentDefinition } from "./agents/file-agent.ts";
+export { type LoadAgentsOptions, loadAgents } from "./agents/load-agents.ts";
 export type { Mailbox, MailboxMessage, MailboxPost } from "./agents/mailbox.ts";
 export { createMailbox } from "./agents/mailbox.ts";
 export type { QueryOptions } from "./agents/query.ts";

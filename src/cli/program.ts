@@ -40,10 +40,11 @@ import {
   pickSession,
   requireCliStore,
 } from "./sessions.ts";
+import { type SkillFlags, skillOptions } from "./skills.ts";
 import { printError, processTerminal, type Terminal } from "./terminal.ts";
 import type { WorkerFlags } from "./worker.ts";
 
-interface RunFlags extends ProviderFlags {
+interface RunFlags extends ProviderFlags, SkillFlags {
   maxTurns?: number;
   json?: boolean;
   allow?: string[];
@@ -99,6 +100,13 @@ export async function runCli(
     .option(
       "--mcp-server <name>",
       "start this MCP server of .mcp.json without asking (repeatable)",
+      collect,
+    )
+    .option("--skills <dir>", "load the skills in this folder (repeatable)", collect)
+    .option("--user-skills", "load the skills in ~/.skein/skills too")
+    .option(
+      "--agents <dir>",
+      "give the agent the agent files (*.md) in this folder as tools (repeatable)",
       collect,
     )
     .addHelpText("after", ENVIRONMENT)
@@ -261,8 +269,11 @@ async function runPrompt(
       printError(terminal, "interrupted.");
       return 130;
     }
+    const named = skillOptions(flags, process.cwd());
     const agent = createAgent({
       model: provider.model,
+      ...(named.skills ? { skills: named.skills } : {}),
+      ...(named.tools.length > 0 ? { tools: named.tools } : {}),
       systemPrompt: cliSystemPrompt(process.cwd()),
       ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
       permissions: {
