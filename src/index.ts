@@ -48,7 +48,7 @@ export type {
   ContentBlock,
   ImageBlock,
   Message,
-  ProviderReplay,
+  ProviderData,
   TextBlock,
   ThinkingBlock,
   ToolResultBlock,

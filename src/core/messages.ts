@@ -6,8 +6,7 @@
 export interface TextBlock {
   type: "text";
   text: string;
-  /** Provider data sent back with this block to the provider that gave it (a Gemini thought signature). */
-  replay?: ProviderReplay;
+  providerData?: ProviderData;
 }
 
 export interface ImageBlock {
@@ -20,8 +19,7 @@ export interface ToolUseBlock {
   id: string;
   name: string;
   input: unknown;
-  /** Provider data sent back with this call to the provider that gave it (a Gemini thought signature, `extra_content`). */
-  replay?: ProviderReplay;
+  providerData?: ProviderData;
 }
 
 /** What a tool result may hold: text and images. */
@@ -38,22 +36,27 @@ export interface ThinkingBlock {
   type: "thinking";
   thinking: string;
   signature?: string;
-  /** Provider data sent back with this block to the provider that gave it (a Gemini thought signature). */
-  replay?: ProviderReplay;
+  providerData?: ProviderData;
 }
 
 /**
- * What a provider gave to be sent back unchanged, byte for byte, on later requests: only to the
- * same protocol at the same host. Any other provider drops it, so a transcript moved to another
- * provider still works.
+ * What a provider needs back with a block, unchanged, on its own later requests: Gemini's
+ * `thoughtSignature` on a part, the `extra_content` of a Chat Completions tool call. `wire` and
+ * `origin` name who gave it: only the same protocol at the same origin gets it back; every other
+ * provider leaves it out. Plain JSON, so it survives a paused state, the session log and a
+ * continued session as it is.
  */
-export interface ProviderReplay {
-  /** The protocol that gave it: `"openai-responses"`, `"openai-chat"`, `"gemini"`. */
-  protocol: string;
-  /** The host it came from (`api.openai.com`, `127.0.0.1:4000`). */
-  host: string;
-  /** The data as received (a Responses reasoning item; `{ thoughtSignature }`; `{ extra_content }`). */
-  data: Record<string, unknown>;
+export interface ProviderData {
+  /** The protocol that gave it: `"gemini"` (the native API), `"openai-chat"` (Chat Completions). */
+  wire: string;
+  /** The origin of the base URL the reply came from, such as `https://generativelanguage.googleapis.com`. */
+  origin: string;
+  /** Gemini: the part's `thoughtSignature`, byte for byte. */
+  thoughtSignature?: string;
+  /** Gemini: the call came without an id (skein made this block's id): it goes back without one. */
+  madeId?: boolean;
+  /** Chat Completions: the tool call's `extra_content`, as received. */
+  extraContent?: unknown;
 }
 
 export interface RedactedThinkingBlock {

@@ -196,7 +196,7 @@ function wireMessages(messages: Message[], caching: boolean): unknown[] {
     // A reply with nothing in it (the API refuses empty messages) says nothing worth replaying.
     if (message.role === "assistant" && message.content.length === 0) continue;
     const previous = wire.at(-1);
-    const content = withoutReplay(message.content);
+    const content = withoutProviderData(message.content);
     // Turns alternate on the wire: consecutive messages of one role (a message added after a
     // batch's results) go as one turn, which is what the API makes of them.
     if (previous?.role === message.role) {
@@ -219,20 +219,20 @@ function wireMessages(messages: Message[], caching: boolean): unknown[] {
  * `extra_content`) is not Anthropic's: the blocks go without it, and an empty text block that
  * only carried it, or another provider's thinking, goes not at all. The content as it is when no block has any.
  */
-function withoutReplay(content: string | ContentBlock[]): string | ContentBlock[] {
+function withoutProviderData(content: string | ContentBlock[]): string | ContentBlock[] {
   if (typeof content === "string") return content;
-  if (!content.some((block) => (block as { replay?: unknown }).replay !== undefined))
+  if (!content.some((block) => (block as { providerData?: unknown }).providerData !== undefined))
     return content;
   const blocks: ContentBlock[] = [];
   for (const block of content) {
-    if (!("replay" in block)) {
+    if (!("providerData" in block)) {
       blocks.push(block);
       continue;
     }
     if (block.type === "text" && block.text === "") continue;
     // Another provider's thinking has no Anthropic signature, which the API requires.
     if (block.type === "thinking" && !block.signature) continue;
-    const { replay: _dropped, ...rest } = block as ContentBlock & { replay?: unknown };
+    const { providerData: _dropped, ...rest } = block as ContentBlock & { providerData?: unknown };
     blocks.push(rest as ContentBlock);
   }
   return blocks;

@@ -10,7 +10,7 @@ import {
   InternalServerError,
   ProtocolError,
 } from "../core/errors.ts";
-import type { ContentBlock, ProviderReplay, Usage } from "../core/messages.ts";
+import type { ContentBlock, ProviderData, Usage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "./model.ts";
 import { parseEventData, type StreamDecoder } from "./transport.ts";
 
@@ -35,7 +35,7 @@ const BLOCKED: ReadonlySet<string> = new Set([
  * the stream closed; a close before it is a broken connection.
  */
 export class GeminiDecoder implements StreamDecoder {
-  readonly #host: string;
+  readonly #origin: string;
   readonly #content: ContentBlock[] = [];
   /** The block the next text or thought piece joins, while it may still grow. */
   #open: ContentBlock | undefined;
@@ -44,9 +44,9 @@ export class GeminiDecoder implements StreamDecoder {
   #finishMessage = "";
   #usage: Partial<Usage> | undefined;
 
-  /** `host`: where the reply came from, kept with each signature (only that host gets it back). */
-  constructor(host: string) {
-    this.#host = host;
+  /** `origin`: where the reply came from, kept with each signature (only that origin gets it back). */
+  constructor(origin: string) {
+    this.#origin = origin;
   }
 
   push(event: EventSourceMessage, out: ModelStreamEvent[]): void {
@@ -104,7 +104,7 @@ export class GeminiDecoder implements StreamDecoder {
       // Parts of kinds skein does not ask for (inline images, code execution): a signature on
       // one is still kept, on an empty text part in its place.
       if (signature)
-        this.#content.push({ type: "text", text: "", replay: this.#replay(signature) });
+        this.#content.push({ type: "text", text: "", providerData: this.#data(signature) });
       return;
     }
     const text = part.text;
@@ -118,7 +118,7 @@ export class GeminiDecoder implements StreamDecoder {
     } else {
       // A thought is Gemini's own, signed or not: marked, so no other provider is sent it.
       block = thought
-        ? { type: "thinking", thinking: text, replay: this.#replay(undefined) }
+        ? { type: "thinking", thinking: text, providerData: this.#data(undefined) }
         : { type: "text", text };
       // An empty piece with nothing to keep is no block at all.
       if (text === "" && !signature) return;
@@ -129,7 +129,7 @@ export class GeminiDecoder implements StreamDecoder {
       else out.push({ type: "text_delta", text });
     }
     if (signature) {
-      (block as { replay?: ProviderReplay }).replay = this.#replay(signature);
+      (block as { providerData?: ProviderData }).providerData = this.#data(signature);
       // The signature belongs to this part: later text starts a part of its own.
       this.#open = undefined;
     } else this.#open = block;
@@ -152,28 +152,29 @@ export class GeminiDecoder implements StreamDecoder {
     const id = given ?? `call_gemini_${randomUUID().replace(/-/g, "").slice(0, 20)}`;
     const args = call.args ?? {};
     const input = typeof args === "object" && !Array.isArray(args) && args !== null ? args : {};
-    const replay = signature || !given ? this.#replay(signature, !given) : undefined;
+    const data: ProviderData | undefined =
+      signature || !given
+        ? {
+            ...this.#data(signature),
+            ...(given ? {} : { madeId: true }),
+          }
+        : undefined;
     this.#content.push({
       type: "tool_use",
       id,
       name,
       input,
-      ...(replay ? { replay } : {}),
+      ...(data ? { providerData: data } : {}),
     });
     this.#calls++;
     out.push({ type: "tool_input_delta", id, name, delta: JSON.stringify(input) });
     out.push({ type: "tool_call", id, name, input });
   }
 
-  /**
-   * What goes back with a block: its signature, as received; for a call that came without an id,
-   * `madeId` (skein made its id: it goes back without one).
-   */
-  #replay(signature: string | undefined, madeId = false): ProviderReplay {
-    const data: Record<string, unknown> = {};
+  #data(signature: string | undefined): ProviderData {
+    const data: ProviderData = { wire: "gemini", origin: this.#origin };
     if (signature) data.thoughtSignature = signature;
-    if (madeId) data.madeId = true;
-    return { protocol: "gemini", host: this.#host, data };
+    return data;
   }
 
   end(out: ModelStreamEvent[]): void {

@@ -1,7 +1,7 @@
 // skein's transcript (Anthropic's Messages shape) as Gemini `contents`, and the tools as
 // `functionDeclarations`.
 
-import type { ContentBlock, Message, ProviderReplay, ToolResultBlock } from "../core/messages.ts";
+import type { ContentBlock, Message, ProviderData, ToolResultBlock } from "../core/messages.ts";
 import type { ModelToolSpec } from "./model.ts";
 
 export interface GeminiPart {
@@ -21,12 +21,12 @@ export interface GeminiContent {
 
 /**
  * The transcript as `contents`. A block's `thoughtSignature` goes back on the same part, byte for
- * byte, when it came from this protocol at this `host`; a transcript from another provider is
+ * byte, when it came from this protocol at this `origin`; a transcript from another provider is
  * sent without them (and without its thinking, which Gemini cannot read back). Tool results go
  * back as `functionResponse` parts in the order of the calls they answer, with the call's id when
  * the model gave one, and its name. Consecutive messages of one role are one turn.
  */
-export function wireContents(messages: readonly Message[], host: string): GeminiContent[] {
+export function wireContents(messages: readonly Message[], origin: string): GeminiContent[] {
   const contents: GeminiContent[] = [];
   // A call's name and whether its id was the model's, for the results that answer it.
   const calls = new Map<string, { name: string; id: string | undefined; position: number }>();
@@ -37,7 +37,7 @@ export function wireContents(messages: readonly Message[], host: string): Gemini
       typeof message.content === "string"
         ? [{ text: message.content }]
         : role === "model"
-          ? modelParts(message.content, host, calls)
+          ? modelParts(message.content, origin, calls)
           : userParts(message.content, calls);
     if (parts.length === 0) continue;
     const previous = contents.at(-1);
@@ -47,21 +47,13 @@ export function wireContents(messages: readonly Message[], host: string): Gemini
   return contents;
 }
 
-/** The block's Gemini data, when it came from Gemini at this host. */
-function ours(replay: ProviderReplay | undefined, host: string): GeminiData | undefined {
-  return replay && replay.protocol === "gemini" && replay.host === host
-    ? (replay.data as GeminiData)
-    : undefined;
-}
-
-interface GeminiData {
-  thoughtSignature?: string;
-  madeId?: boolean;
+function ours(data: ProviderData | undefined, origin: string): ProviderData | undefined {
+  return data && data.wire === "gemini" && data.origin === origin ? data : undefined;
 }
 
 function modelParts(
   blocks: readonly ContentBlock[],
-  host: string,
+  origin: string,
   calls: Map<string, { name: string; id: string | undefined; position: number }>,
 ): GeminiPart[] {
   const parts: GeminiPart[] = [];
@@ -69,7 +61,7 @@ function modelParts(
   for (const block of blocks) {
     switch (block.type) {
       case "text": {
-        const data = ours(block.replay, host);
+        const data = ours(block.providerData, origin);
         if (block.text === "" && !data?.thoughtSignature) break;
         parts.push(
           data?.thoughtSignature
@@ -79,8 +71,8 @@ function modelParts(
         break;
       }
       case "thinking": {
-        // Thinking from another provider (or from another host) is not Gemini's to read back.
-        const data = ours(block.replay, host);
+        // Thinking from another provider (or without its origin) is not Gemini's to read back.
+        const data = ours(block.providerData, origin);
         if (!data) break;
         const part: GeminiPart = { text: block.thinking, thought: true };
         if (data.thoughtSignature) part.thoughtSignature = data.thoughtSignature;
@@ -88,10 +80,9 @@ function modelParts(
         break;
       }
       case "tool_use": {
-        const data = ours(block.replay, host);
+        const data = ours(block.providerData, origin);
         // A call from another provider keeps its id: Gemini echoes any id it is given.
-        const id =
-          block.replay?.protocol === "gemini" && block.replay.data.madeId ? undefined : block.id;
+        const id = block.providerData?.madeId ? undefined : block.id;
         calls.set(block.id, { name: block.name, id, position: position++ });
         const part: GeminiPart = {
           functionCall: { ...(id ? { id } : {}), name: block.name, args: block.input ?? {} },

@@ -31,7 +31,7 @@ const GOOGLE_KEYS: ReadonlySet<string> = new Set([...PROVIDER_OPTION_KEYS, "maxT
  * with server-sent events. `baseURL` excludes `/v1beta`; `GEMINI_API_KEY` (then
  * `GOOGLE_GENERATIVE_AI_API_KEY`) and `GOOGLE_GEMINI_BASE_URL` are read when not given. Each
  * part's `thoughtSignature` is kept on its block and sent back on the same part, byte for byte,
- * on every later request to the same host.
+ * on every later request to the same origin.
  */
 export function google(options: GoogleOptions = {}): Model {
   const { apiKey, endpoint, transport, modelId, missingKeyHint } = resolveProvider({
@@ -44,7 +44,7 @@ export function google(options: GoogleOptions = {}): Model {
     defaultModel: GOOGLE_DEFAULT_MODEL,
   });
   const base = endpoint.replace(/\/+$/, "");
-  const host = new URL(base).host;
+  const origin = new URL(base).origin;
   const structuredOutputs = options.structuredOutputs ?? true;
   const headers: Record<string, string> = {
     "content-type": "application/json",
@@ -54,7 +54,7 @@ export function google(options: GoogleOptions = {}): Model {
   };
   const readError = (status: number, responseHeaders: Record<string, string>, text: string) =>
     readErrorBody(status, responseHeaders, geminiErrorBody(text), "x-request-id", missingKeyHint);
-  const createDecoder = () => new GeminiDecoder(host);
+  const createDecoder = () => new GeminiDecoder(origin);
   const urls = new Map<string, string>();
   const urlFor = (model: string) => {
     let url = urls.get(model);
@@ -74,7 +74,7 @@ export function google(options: GoogleOptions = {}): Model {
       request: ModelRequest,
       { signal }: { signal: AbortSignal },
     ): AsyncIterable<ModelStreamEvent> {
-      const body: Record<string, unknown> = { contents: wireContents(request.messages, host) };
+      const body: Record<string, unknown> = { contents: wireContents(request.messages, origin) };
       if (request.system) body.systemInstruction = { parts: [{ text: request.system }] };
       if (request.tools.length) body.tools = wireTools(request.tools);
       const generationConfig = generationConfigOf(request, options.maxTokens);

@@ -30,12 +30,12 @@ interface PartialToolCall {
  */
 export class OpenAIDecoder implements StreamDecoder {
   readonly #restore: ((name: string, input: unknown) => unknown) | undefined;
-  /** Where the reply came from, kept with a call's `extra_content` (only that host gets it back). */
-  readonly #host: string;
+  /** Where the reply came from, kept with a call's `extra_content` (only that origin gets it back). */
+  readonly #origin: string;
 
-  constructor(restore?: (name: string, input: unknown) => unknown, host = "") {
+  constructor(restore?: (name: string, input: unknown) => unknown, origin = "") {
     this.#restore = restore;
-    this.#host = host;
+    this.#origin = origin;
   }
 
   #text = "";
@@ -225,10 +225,10 @@ export class OpenAIDecoder implements StreamDecoder {
         ...(call.extraContent === undefined
           ? {}
           : {
-              replay: {
-                protocol: "openai-chat",
-                host: this.#host,
-                data: { extra_content: call.extraContent },
+              providerData: {
+                wire: "openai-chat",
+                origin: this.#origin,
+                extraContent: call.extraContent,
               },
             }),
       });

@@ -72,21 +72,21 @@ export function wireMessages(system: string, messages: Message[], context: WireC
 /** From this many messages on, each message's conversion is kept for the next turns. */
 const CACHE_FROM = 16;
 
-/** How a message is converted: thinking sent back or not, and the host whose `extra_content` goes back. */
+/** How a message is converted: thinking sent back or not, and the origin whose `extra_content` goes back. */
 export interface WireContext {
   replayReasoning: boolean;
-  host: string;
+  origin: string;
 }
 
 /** The conversions for one way of converting (messages are shared between agents and providers). */
 const caches = new Map<string, WeakMap<Message, unknown[]>>();
 
 function cacheFor(context: WireContext): WeakMap<Message, unknown[]> {
-  const key = `${context.replayReasoning ? "r" : "-"}${context.host}`;
+  const key = `${context.replayReasoning ? "r" : "-"}${context.origin}`;
   let cache = caches.get(key);
   if (!cache) {
     cache = new WeakMap();
-    // A process talks to a few servers; a bound keeps a hostile number of hosts from growing it.
+    // A process talks to a few servers; a bound keeps a hostile number of origins from growing it.
     if (caches.size < 64) caches.set(key, cache);
   }
   return cache;
@@ -127,11 +127,11 @@ function assistantMessage(blocks: ContentBlock[], context: WireContext): unknown
     if (block.type === "text") text += block.text;
     else if (block.type === "thinking") reasoning += block.thinking;
     else if (block.type === "tool_use") {
-      const replay = block.replay;
-      // A call's extra_content goes back unchanged, to the host that sent it only.
+      const data = block.providerData;
+      // A call's extra_content goes back unchanged, to the origin that sent it only.
       const extra =
-        replay?.protocol === "openai-chat" && replay.host === context.host
-          ? { extra_content: replay.data.extra_content }
+        data?.wire === "openai-chat" && data.origin === context.origin
+          ? { extra_content: data.extraContent }
           : {};
       toolCalls.push({
         id: block.id,

@@ -70,8 +70,8 @@ export function openai(options: OpenAIOptions = {}): Model {
   };
   const readError = (status: number, responseHeaders: Record<string, string>, text: string) =>
     readErrorBody(status, responseHeaders, text, "x-request-id", missingKeyHint);
-  const server = new URL(endpoint).host;
-  const plainDecoder = () => new OpenAIDecoder(undefined, server);
+  const origin = new URL(endpoint).origin;
+  const plainDecoder = () => new OpenAIDecoder(undefined, origin);
 
   return {
     provider: "openai",
@@ -83,7 +83,7 @@ export function openai(options: OpenAIOptions = {}): Model {
     ): AsyncIterable<ModelStreamEvent> {
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
-        messages: wireMessages(request.system, request.messages, { replayReasoning, host: server }),
+        messages: wireMessages(request.system, request.messages, { replayReasoning, origin }),
         stream: true,
         stream_options: { include_usage: true },
       };
@@ -115,7 +115,7 @@ export function openai(options: OpenAIOptions = {}): Model {
                     input,
                     request.tools.find((tool) => tool.name === name)?.input_schema,
                   ),
-                server,
+                origin,
               )
           : plainDecoder,
       });

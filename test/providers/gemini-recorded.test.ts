@@ -57,10 +57,10 @@ describe("recorded Gemini streams", () => {
         {
           type: "text",
           text: "",
-          replay: {
-            protocol: "gemini",
-            host: new URL(server.url).host,
-            data: { thoughtSignature: recordedSignature(name) },
+          providerData: {
+            wire: "gemini",
+            origin: server.url,
+            thoughtSignature: recordedSignature(name),
           },
         },
       ]);

@@ -123,7 +123,7 @@ describe("Gemini thought signatures across runs", () => {
     expect(second).toMatchObject({ subtype: "success", result: "from claude" });
     const sent = JSON.stringify(bodies(server).at(-1));
     expect(sent).not.toContain("mocksig_");
-    expect(sent).not.toContain('"replay"');
+    expect(sent).not.toContain("providerData");
     expect(sent).not.toContain('"thinking"');
   });
 

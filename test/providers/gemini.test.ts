@@ -102,8 +102,8 @@ describe("google(): Gemini's native API", () => {
       .slice(0, 4)
       .map(
         (message) =>
-          (message.content as any[]).find((block) => block.replay?.data.thoughtSignature).replay
-            .data.thoughtSignature,
+          (message.content as any[]).find((block) => block.providerData?.thoughtSignature)
+            .providerData.thoughtSignature,
       );
     expect(signatures).toEqual(stored);
     // Results go back as functionResponse parts, in call order, by name.
@@ -117,7 +117,7 @@ describe("google(): Gemini's native API", () => {
     expect(final.at(-1)).toMatchObject({
       type: "text",
       text: "",
-      replay: { protocol: "gemini" },
+      providerData: { wire: "gemini" },
     });
   });
 
@@ -130,7 +130,7 @@ describe("google(): Gemini's native API", () => {
     const first = await streamModel(model, { tools: [echoSpec] });
     const reply = first.at(-1) as any;
     const call = reply.message.content.find((block: any) => block.type === "tool_use");
-    const { replay: _gone, ...stripped } = call;
+    const { providerData: _gone, ...stripped } = call;
     const messages = [
       { role: "user" as const, content: "hi" },
       { role: "assistant" as const, content: [stripped] },

@@ -74,10 +74,10 @@ describe("extra_content on Chat Completions tool calls", () => {
     expect(second).not.toHaveProperty("extra_content");
     // The transcript keeps it, marked with where it came from.
     const call = (result.messages[1]!.content as any[])[0];
-    expect(call.replay).toEqual({
-      protocol: "openai-chat",
-      host: new URL(server.url).host,
-      data: { extra_content: EXTRA },
+    expect(call.providerData).toEqual({
+      wire: "openai-chat",
+      origin: server.url,
+      extraContent: EXTRA,
     });
   });
 
