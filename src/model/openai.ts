@@ -8,6 +8,7 @@ import {
   type ProviderOptions,
   resolveProvider,
 } from "./provider-options.ts";
+import { refuseReasoning } from "./reasoning.ts";
 import { type Refuser, refuse, toolChoiceOf } from "./settings.ts";
 import { readErrorBody, streamWithRetries } from "./transport.ts";
 
@@ -70,7 +71,8 @@ export function openai(options: OpenAIOptions = {}): Model {
   };
   const readError = (status: number, responseHeaders: Record<string, string>, text: string) =>
     readErrorBody(status, responseHeaders, text, "x-request-id", missingKeyHint);
-  const plainDecoder = () => new OpenAIDecoder();
+  const origin = new URL(endpoint).origin;
+  const plainDecoder = () => new OpenAIDecoder(undefined, origin);
 
   return {
     provider: "openai",
@@ -82,7 +84,7 @@ export function openai(options: OpenAIOptions = {}): Model {
     ): AsyncIterable<ModelStreamEvent> {
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
-        messages: wireMessages(request.system, request.messages, replayReasoning),
+        messages: wireMessages(request.system, request.messages, { replayReasoning, origin }),
         stream: true,
         stream_options: { include_usage: true },
       };
@@ -108,11 +110,13 @@ export function openai(options: OpenAIOptions = {}): Model {
         readError,
         createDecoder: strictTools
           ? () =>
-              new OpenAIDecoder((name, input) =>
-                restoreOptionals(
-                  input,
-                  request.tools.find((tool) => tool.name === name)?.input_schema,
-                ),
+              new OpenAIDecoder(
+                (name, input) =>
+                  restoreOptionals(
+                    input,
+                    request.tools.find((tool) => tool.name === name)?.input_schema,
+                  ),
+                origin,
               )
           : plainDecoder,
       });
@@ -143,6 +147,16 @@ function applySettings(body: Record<string, unknown>, request: ModelRequest): vo
     );
   }
   if (stop?.length) body.stop = stop;
+  const reasoning = settings.reasoning;
+  if (reasoning) {
+    refuseReasoning(
+      OPENAI,
+      reasoning,
+      ["summary", "budgetTokens"],
+      'Chat Completions takes only reasoning.effort (as reasoning_effort); for a summary use openai({ api: "responses" }).',
+    );
+    if (reasoning.effort !== undefined) body.reasoning_effort = reasoning.effort;
+  }
   const choice = toolChoiceOf(OPENAI, request);
   if (choice === undefined) return;
   body.tool_choice =

@@ -113,6 +113,7 @@ function buildRequest(run: RunContext, parts: CallParts): PreparedCall | Promise
     signal: run.signal,
     emit: run.emit,
     usage: run.usage,
+    pricing: config.pricing,
     transcript: parts.messages === run.messages,
   });
   const after = (done: Compacted) => (done.ok ? request(done.messages) : failed(done.error));
