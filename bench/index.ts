@@ -12,20 +12,24 @@
  *
  * (8), mcp.ts: an MCP tool call (a server over stdio) against the same tool called directly.
  *
+ * Web, web.ts: the UI message stream (skein/web) against agent.stream() itself.
+ *
  * Queue, queue.ts: 200 runs through skein/pgboss with 1 and 2 worker processes on a throwaway
  * Postgres, against the same runs in one process with agent.run on the same store.
  *
- * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents`, `-- mcp`, `-- w3` or `-- queue`
- * runs one part only.
+ * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents`, `-- mcp`, `-- web`, `-- w3` or `-- queue`
+ * runs one part only; `-- eager` runs W5 (eager execution, eager.ts) alone, a part of `http`.
  */
 import { randomBytes } from "node:crypto";
 import { agentsBench } from "./agents.ts";
+import { EAGER_NOTES, eagerRow, eagerWorkload } from "./eager.ts";
 import { engineBench } from "./engine.ts";
 import { httpBench } from "./http.ts";
 import { mcpBench } from "./mcp.ts";
 import { sessionsBench } from "./sessions.ts";
-import { dist, table } from "./support.ts";
+import { dist, TABLE_HEADER, table } from "./support.ts";
 import { w3Bench } from "./w3.ts";
+import { webBench } from "./web.ts";
 
 // Agents on a durable store (and queue workers) need a shared seal key; the bench processes and
 // the workers they start share this one.
@@ -49,6 +53,12 @@ if (only === undefined || only === "http") {
   console.log(table(http.rows));
   console.log(`\n${http.notes}`);
 }
+if (only === "eager") {
+  // W5 alone (it is also part of `http`).
+  const eager = await eagerWorkload();
+  console.log(table([TABLE_HEADER, eagerRow(eager)]));
+  console.log(`\n${EAGER_NOTES(eager).join("\n")}`);
+}
 if (only === undefined || only === "sessions") {
   const sessions = await sessionsBench();
   console.log("\nThe session log: the same agent with no store, memoryStore and sqliteStore.\n");
@@ -66,6 +76,12 @@ if (only === undefined || only === "mcp") {
   console.log("\nMCP: a tool served over stdio against the same tool called directly.\n");
   console.log(table(mcp.rows));
   console.log(`\n${mcp.notes}`);
+}
+if (only === undefined || only === "web") {
+  const web = await webBench();
+  console.log("\nskein/web: the UI message stream against agent.stream() itself.\n");
+  console.log(table(web.rows));
+  console.log(`\n${web.notes}`);
 }
 if (only === undefined || only === "w3") {
   const w3 = await w3Bench();

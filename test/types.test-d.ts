@@ -12,6 +12,7 @@ import {
   defineAgent,
   defineTool,
   delegateTool,
+  type FileAgentDefinition,
   type MailboxMessage,
   type ModelCallChange,
   type ModelCallContext,
@@ -323,6 +324,12 @@ describe("agents as tools (issue 11): events from child runs and the new fields"
     agentTool(child, {});
     // @ts-expect-error an unknown option is a compile error too
     agentTool(child, { description: "d", bogus: 1 });
+    // An agent from loadAgents brings its own name and description.
+    const fromFile = {} as FileAgentDefinition;
+    expectTypeOf(agentTool(fromFile)).toEqualTypeOf<ToolDefinition<{ prompt: string }>>();
+    expectTypeOf(agentTool(fromFile, { maxTurns: 2 })).toEqualTypeOf<
+      ToolDefinition<{ prompt: string }>
+    >();
   });
 
   it("the new fields: totalUsage, parentCallId on pending calls and approvals, kind, runNext's task", () => {

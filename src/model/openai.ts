@@ -108,7 +108,8 @@ export function openai(options: OpenAIOptions = {}): Model {
     };
   }
   const endpoint = `${base}/chat/completions`;
-  const plainDecoder = () => new OpenAIDecoder();
+  const origin = new URL(endpoint).origin;
+  const plainDecoder = () => new OpenAIDecoder(undefined, origin);
 
   return {
     provider: "openai",
@@ -120,7 +121,7 @@ export function openai(options: OpenAIOptions = {}): Model {
     ): AsyncIterable<ModelStreamEvent> {
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
-        messages: wireMessages(request.system, request.messages, replayReasoning),
+        messages: wireMessages(request.system, request.messages, { replayReasoning, origin }),
         stream: true,
         stream_options: { include_usage: true },
       };
@@ -146,11 +147,13 @@ export function openai(options: OpenAIOptions = {}): Model {
         readError,
         createDecoder: strictTools
           ? () =>
-              new OpenAIDecoder((name, input) =>
-                restoreOptionals(
-                  input,
-                  request.tools.find((tool) => tool.name === name)?.input_schema,
-                ),
+              new OpenAIDecoder(
+                (name, input) =>
+                  restoreOptionals(
+                    input,
+                    request.tools.find((tool) => tool.name === name)?.input_schema,
+                  ),
+                origin,
               )
           : plainDecoder,
       });

@@ -55,7 +55,8 @@ export interface Board {
   getRun(runId: string): Promise<RunRecord | undefined>;
   latestRun(sessionId: string, options?: { unfinished?: boolean }): Promise<RunRecord | undefined>;
   /** Marks the run running under its job (creating its record when the job came without one). */
-  startRun(run: StartedRun): Promise<void>;
+  /** Marks the run running (its record made if need be); resolves with its next event's number. */
+  startRun(run: StartedRun): Promise<number>;
   /**
    * Runs marked running for more than `olderThanMs` whose session lease is gone or expired that
    * long: the execution that ran them died (or lost the database) without settling its job.
@@ -65,7 +66,6 @@ export interface Board {
   finishRun(runId: string, status: "ended" | "paused" | "cancelled", result: string): Promise<void>;
   requestCancel(runId: string): Promise<void>;
   /** The next event number of a run (events of an earlier execution come first). */
-  nextEventNumber(runId: string): Promise<number>;
   appendEvents(runId: string, first: number, events: string[]): Promise<void>;
   readEvents(runId: string, after: number): Promise<{ n: number; data: string }[]>;
   /** Records that `worker` serves `agents` now. */
@@ -152,14 +152,20 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
       return rows[0] ? recordOf(rows[0]) : undefined;
     },
     async startRun(run) {
-      await query(
-        `INSERT INTO ${runs} (run_id, session_id, agent, checkpoint_id, job_id, status, worker, started_at)
-         VALUES ($1, $2, $3, $4, $6, 'running', $5, clock_timestamp())
-         ON CONFLICT (run_id) DO UPDATE SET status = 'running', checkpoint_id = $4, worker = $5,
-           job_id = COALESCE($6, ${runs}.job_id), started_at = clock_timestamp()
-         WHERE ${runs}.status IN ('queued', 'running')`,
+      // One round trip: the record's update, and the number after the run's last event (events
+      // are not written by this statement, so its snapshot holds them all).
+      const { rows } = await query(
+        `WITH started AS (
+           INSERT INTO ${runs} (run_id, session_id, agent, checkpoint_id, job_id, status, worker, started_at)
+           VALUES ($1, $2, $3, $4, $6, 'running', $5, clock_timestamp())
+           ON CONFLICT (run_id) DO UPDATE SET status = 'running', checkpoint_id = $4, worker = $5,
+             job_id = COALESCE($6, ${runs}.job_id), started_at = clock_timestamp()
+           WHERE ${runs}.status IN ('queued', 'running')
+           RETURNING 1)
+         SELECT COALESCE(MAX(n), 0) + 1 AS next FROM ${events} WHERE run_id = $1`,
         [run.runId, run.sessionId, run.agent, run.checkpointId, run.worker, run.jobId ?? null],
       );
+      return Number(rows[0].next);
     },
     async orphanedRuns(olderThanMs) {
       const { rows } = await query(
@@ -191,13 +197,6 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
          SELECT pg_notify('${CHANNEL.cancel}', run_id) FROM asked`,
         [runId],
       );
-    },
-    async nextEventNumber(runId) {
-      const { rows } = await query(
-        `SELECT COALESCE(MAX(n), 0) + 1 AS next FROM ${events} WHERE run_id = $1`,
-        [runId],
-      );
-      return Number(rows[0].next);
     },
     async appendEvents(runId, first, list) {
       await query(

@@ -79,10 +79,13 @@ export async function enqueueRun(
   await board.ready();
   const { checkpointId } = await logRunInput(options.sessionStore, sessionId, message);
   const runId = checkpointId;
-  let jobId: string;
+  // The job's id is chosen here, so the run's record carries it from its insert (no update after).
+  let jobId: string = randomUUID();
   try {
-    await board.insertRun({ runId, sessionId, agent: options.agent, checkpointId });
-    jobId = await sendRun(boss, queue, { sessionId, runId, secretId: keyId }, jobOptions);
+    await board.insertRun({ runId, sessionId, agent: options.agent, checkpointId, jobId });
+    jobId = await sendRun(boss, queue, { sessionId, runId, secretId: keyId }, jobOptions, {
+      id: jobId,
+    });
   } catch (error) {
     // Not on the queue: the logged prompt's run ends here, so the session is not left waiting for
     // a job that does not exist (a later enqueueRun would be refused). Best effort: the database
@@ -97,7 +100,6 @@ export async function enqueueRun(
     await board.finishRun(runId, "ended", eventText(result)).catch(() => {});
     throw error;
   }
-  await board.setJob(runId, jobId);
   await board.notify(CHANNEL.wake, queue).catch(() => {});
   return { sessionId, jobId, runId };
 }
@@ -132,7 +134,8 @@ export async function resumeRun(
   }
   const runId = newRunId();
   const board = options.sessionStore ? boardOf(prefix, options.sessionStore) : undefined;
-  await board?.insertRun({ runId, sessionId, agent: options.agent });
+  const id = randomUUID();
+  await board?.insertRun({ runId, sessionId, agent: options.agent, jobId: id });
   const resume: {
     approvals?: ResumeRunOptions["approvals"];
     toolOutputs?: Record<string, unknown>;
@@ -144,8 +147,8 @@ export async function resumeRun(
     queue,
     { sessionId, runId, resume, secretId: keyId },
     jobOptions,
+    { id },
   );
-  await board?.setJob(runId, jobId);
   await board?.notify(CHANNEL.wake, queue).catch(() => {});
   return { sessionId, jobId, runId };
 }

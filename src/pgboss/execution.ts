@@ -243,8 +243,7 @@ async function runJob(
   // Approvals answer a paused run's calls; a resume whose first execution died after taking the
   // run over finds it interrupted, and its calls ask again.
   if (logged.state === "paused" && data.resume) Object.assign(options, data.resume);
-  await board.startRun(started);
-  const writer = new EventWriter(board, runId, await board.nextEventNumber(runId), context.report);
+  const writer = new EventWriter(board, runId, await board.startRun(started), context.report);
   let result: SDKResultMessage | undefined;
   try {
     for await (const event of handle.agent().resumeStream({ sessionId }, options)) {

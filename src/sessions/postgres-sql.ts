@@ -9,6 +9,11 @@ function literal(text: string): string {
   return `'${text.replaceAll("'", "''")}'`;
 }
 
+/** The entries of an append, numbered after $2, for the session the `claim` CTE returned. */
+const insertEntries = (entries: string) => `INSERT INTO ${entries} (session_id, seq, data)
+      SELECT claim.session_id, $2::bigint + entry.ordinality, entry.data
+      FROM claim, unnest($5::text[]) WITH ORDINALITY AS entry (data, ordinality)`;
+
 export interface PostgresSql {
   schema: string;
   /** The relations setup creates, as `to_regclass` reads them. */
@@ -19,9 +24,8 @@ export interface PostgresSql {
   schemaExists: string;
   createSchema: string;
   createObjects: string[];
-  insertSession: string;
-  claimSeq: string;
-  insertEntries: string;
+  appendFirst: string;
+  appendNext: string;
   lastSeq: string;
   selectEntries: string;
   selectSessions: string;
@@ -68,17 +72,28 @@ export function postgresSql(schema: string): PostgresSql {
         expires_at timestamptz NOT NULL
       )`,
     ],
-    // A placeholder row (last_seq 0) for a new session, so the claim below has a row to lock.
-    insertSession: `INSERT INTO ${sessions} (session_id, created_at, updated_at, last_seq, touched)
-      VALUES ($1, $2, $2, 0, 0) ON CONFLICT (session_id) DO NOTHING`,
-    // The expected-seq check: a conditional update of the session row. A racing writer blocks on
-    // the row lock, then sees the committed last_seq and matches nothing.
-    claimSeq: `UPDATE ${sessions}
-      SET last_seq = $3, updated_at = $4, touched = nextval(${literal(counter)})
-      WHERE session_id = $1 AND last_seq = $2`,
-    insertEntries: `INSERT INTO ${entries} (session_id, seq, data)
-      SELECT $1, $2::bigint + entry.ordinality, entry.data
-      FROM unnest($3::text[]) WITH ORDINALITY AS entry (data, ordinality)`,
+    // An append is one statement (one round trip, its own transaction): the expected-seq claim of
+    // the session row in a CTE, and the entries inserted only when the claim matched, so a
+    // mismatch writes nothing and inserts no row. $1 session, $2 the expected last_seq, $3 the new
+    // last_seq, $4 the time, $5 the entries. A racing writer blocks on the row (or, for a new
+    // session, on the key), then sees the committed last_seq and matches nothing. The foreign key
+    // is checked at the statement's end, where the new session row is visible.
+    appendFirst: `WITH claim AS (
+        INSERT INTO ${sessions} AS session (session_id, created_at, updated_at, last_seq, touched)
+        VALUES ($1, $4, $4, $3, nextval(${literal(counter)}))
+        ON CONFLICT (session_id) DO UPDATE
+        SET last_seq = EXCLUDED.last_seq, updated_at = EXCLUDED.updated_at, touched = EXCLUDED.touched
+        WHERE session.last_seq = $2
+        RETURNING session.session_id
+      )
+      ${insertEntries(entries)}`,
+    appendNext: `WITH claim AS (
+        UPDATE ${sessions}
+        SET last_seq = $3, updated_at = $4, touched = nextval(${literal(counter)})
+        WHERE session_id = $1 AND last_seq = $2
+        RETURNING session_id
+      )
+      ${insertEntries(entries)}`,
     lastSeq: `SELECT last_seq FROM ${sessions} WHERE session_id = $1`,
     selectEntries: `SELECT seq, data FROM ${entries} WHERE session_id = $1 AND seq > $2 ORDER BY seq`,
     selectSessions: `SELECT session_id, created_at, updated_at, last_seq FROM ${sessions}

@@ -238,19 +238,17 @@ async function appendBatch(options: {
   batch: string[];
 }): Promise<void> {
   const { pool, sql, sessionId, seq, batch } = options;
-  const claimed = await inTransaction(pool, async (client) => {
-    const now = Date.now();
-    if (seq === 1) await client.query(sql.insertSession, [sessionId, now]);
-    const claim = await client.query(sql.claimSeq, [
-      sessionId,
-      seq - 1,
-      seq + batch.length - 1,
-      now,
-    ]);
-    if (claim.rowCount !== 1) return false; // rolled back: nothing written
-    await client.query(sql.insertEntries, [sessionId, seq - 1, batch]);
-    return true;
-  });
+  const now = Date.now();
+  const statement = seq === 1 ? sql.appendFirst : sql.appendNext;
+  const { rowCount } = await pool.query(statement, [
+    sessionId,
+    seq - 1,
+    seq + batch.length - 1,
+    now,
+    batch,
+  ]);
+  // Every entry is inserted, or none (the claim matched nothing: nothing was written).
+  const claimed = rowCount === batch.length;
   if (!claimed) {
     const { rows } = await pool.query(sql.lastSeq, [sessionId]);
     throw new SessionConflictError({ sessionId, seq, lastSeq: Number(rows[0]?.last_seq ?? 0) });
