@@ -96,6 +96,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "mcpServers",
   "tracer",
   "permissionMode",
+  "maxStopContinuations",
 ]);
 
 export const PERMISSION_KEYS: ReadonlySet<string> = new Set(["allow", "ask", "deny"]);
@@ -170,5 +171,12 @@ export const HOOK_KEYS: ReadonlySet<string> = new Set([
   "beforeToolCall",
   "afterToolCall",
   "onToolResult",
+  "userPromptSubmit",
+  "sessionStart",
+  "sessionEnd",
+  "stop",
+  "preCompact",
+  "subagentStart",
+  "subagentStop",
 ]);
 export const SECURITY_KEYS: ReadonlySet<string> = new Set(["network", "filesystem", "sideEffects"]);

@@ -6,7 +6,6 @@ import {
   assertOneOf,
   assertPositiveInteger,
   describeValue,
-  HOOK_KEYS,
   TOOL_CONCURRENCY_KEYS,
   TOOL_EXECUTION_KEYS,
 } from "../core/options.ts";
@@ -18,12 +17,8 @@ import type {
   SandboxPolicy,
   ToolDefinition,
 } from "../tools/types.ts";
-import type {
-  AgentHooks,
-  AgentOptions,
-  ConcurrencyMode,
-  ToolBatchPolicy,
-} from "./agent-options.ts";
+import type { AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./agent-options.ts";
+import { type HookEntries, resolveHooks } from "./hooks.ts";
 import { DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
 import type { PermissionLayer } from "./permission-layer.ts";
@@ -36,6 +31,7 @@ import type { TraceLoader, Tracing } from "./trace.ts";
 export const DEFAULT_MAX_TURNS = 100;
 export const DEFAULT_MAX_CONCURRENCY = 10;
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
+export const DEFAULT_MAX_STOP_CONTINUATIONS = 3;
 
 /** Told to the model when two of its calls could overlap under the agent's mode and tools. */
 export const PARALLEL_CALLS_HINT =
@@ -120,7 +116,10 @@ export interface EngineConfig {
   mode: ConcurrencyMode;
   maxConcurrency: number;
   batchPolicy?: ToolBatchPolicy;
-  hooks: AgentHooks;
+  /** The agent's hooks, checked (its children inherit the tree-scoped ones). */
+  hooks: HookEntries;
+  /** How many times `stop` hooks may keep a run going; default 3. */
+  maxStopContinuations: number;
   maxResultChars: number;
   /**
    * Start concurrency-safe calls while the model still streams. Off with a batch policy (it must
@@ -189,10 +188,12 @@ export function resolveConfig(
       `${prefix}: toolBatchPolicy must be an object with a validate({ toolCalls }) function.`,
     );
   }
-  const hooks = options.hooks ?? {};
-  assertKnownOptions(`${prefix}: hooks`, hooks, HOOK_KEYS);
-  for (const name of HOOK_KEYS)
-    assertFunction(`${prefix}: hooks`, name, (hooks as Record<string, unknown>)[name]);
+  const hooks = resolveHooks(prefix, options.hooks, options.preset === "hardened");
+  const stops = options.maxStopContinuations;
+  if (stops !== undefined && (!Number.isInteger(stops) || stops < 0))
+    throw new ConfigurationError(
+      `${prefix}: maxStopContinuations must be a whole number of 0 or more, received ${describeValue(stops)}.`,
+    );
 
   const parallelPossible = canOverlap(
     mode,
@@ -250,6 +251,7 @@ export function resolveConfig(
     maxConcurrency,
     batchPolicy: options.toolBatchPolicy,
     hooks,
+    maxStopContinuations: options.maxStopContinuations ?? DEFAULT_MAX_STOP_CONTINUATIONS,
     maxResultChars: options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
     eager:
       options.toolBatchPolicy === undefined &&

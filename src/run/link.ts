@@ -6,6 +6,7 @@ import type { ApprovalHandler, ToolDefinition, ToolResult } from "../tools/types
 import type { ResumeOptions } from "./agent-options.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import type { EngineConfig } from "./config.ts";
+import type { InheritedHooks } from "./hooks.ts";
 import type { PermissionMode } from "./policy.ts";
 import type { PendingToolCall, RunState } from "./types.ts";
 
@@ -32,6 +33,10 @@ export interface RunLink {
   hardened: boolean;
   /** The permission mode calls are decided under now (a child's: the stricter of its own and its parent's). */
   mode(): PermissionMode;
+  /** The tree-scoped hooks of the agents above this run, innermost first. */
+  hooks?: InheritedHooks[];
+  /** For a child run: the agent tool call that started it. */
+  parentCallId?: string;
 }
 
 /** The link of a top-level run. */

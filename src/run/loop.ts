@@ -14,7 +14,8 @@ import { claimEarly, claimToolCalls } from "./claim-calls.ts";
 import type { EngineConfig } from "./config.ts";
 import { type ContextMemory, rememberRequest } from "./context.ts";
 import { deliverQueued } from "./deliver.ts";
-import { closeJournal, finish } from "./finish.ts";
+import { endRun, finish } from "./finish.ts";
+import { sessionEnd, sessionStart, stopHooks, userPromptSubmit } from "./lifecycle.ts";
 import type { RunLink } from "./link.ts";
 import { prepareModelCall } from "./model-call.ts";
 import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
@@ -50,6 +51,8 @@ export interface RunContext extends CallEnvironment {
   trace?: RunTrace;
   /** The tools this run fetched from the agent's sources (MCP servers), and the config without them. */
   sources?: SourceTools & { base: EngineConfig };
+  /** How many times `stop` hooks kept this run going. */
+  stopContinuations?: number;
 }
 
 /**
@@ -87,26 +90,12 @@ export function runLoop(
   );
 }
 
-/** The run's end: its log closed (which may turn the result into a failure), its trace ended. */
-function endRun(
-  run: RunContext,
-  result: SDKResultMessage,
-): SDKResultMessage | Promise<SDKResultMessage> {
-  if (!run.journal) {
-    run.trace?.end({ result });
-    return result;
-  }
-  return closeJournal(run, result).then((closed) => {
-    run.trace?.end({ result: closed });
-    return closed;
-  });
-}
-
 async function loopFailed(run: RunContext, error: unknown): Promise<SDKResultMessage> {
   endTurn(run);
   if (error instanceof AbortError) {
     run.steering?.end("aborted");
     run.trace?.end({ aborted: true, usage: totalUsageOf(run) });
+    await sessionEnd(run, undefined).catch(() => {});
     // The cancelled results go with the end entry; a log that failed already stays as it is.
     await run.journal?.ended({ subtype: "aborted" }).catch(() => {});
     throw error;
@@ -130,8 +119,24 @@ async function loop(
   if (run.config.sandbox) run.sandbox = await run.config.sandbox();
   const model = resolveModel(run.config);
   if (run.config.tracing && "stream" in model) await traceRun(run, model, run.config.tracing);
+  const fresh = !restored && !recovery;
+  const starting = sessionStart(
+    run,
+    fresh ? (run.messages.length > 1 ? "continue" : "new") : "resume",
+  );
+  const startFailed = starting && (await starting);
+  if (startFailed) return finish(run, "error_during_execution", { error: startFailed });
+  if (fresh) {
+    const verdict = await userPromptSubmit(run);
+    if (verdict && "error" in verdict)
+      return finish(run, "error_during_execution", { error: verdict.error });
+    if (verdict)
+      return finish(run, "error_blocked", {
+        error: { name: "PromptBlocked", message: verdict.blocked },
+      });
+  }
   // Write-ahead (a): the prompt is logged before the first model call of a new run.
-  if (!restored && !recovery) await run.journal?.input(run.messages.at(-1)!);
+  if (fresh) await run.journal?.input(run.messages.at(-1)!);
   let outcome: TurnOutcome = { kind: "continue" };
   if (restored?.records) outcome = await resumeBatch(run, restored);
   else if (recovery && "records" in recovery) outcome = await recoverBatch(run, recovery.records);
@@ -151,9 +156,16 @@ async function loop(
         if (run.steering) await deliverQueued(run, "next_call");
         outcome = await runTurn(run, model);
         continue;
-      case "final":
+      case "final": {
         // Delivery point 3: a queued message means the run goes on.
         if (run.steering && (await deliverQueued(run, "final"))) {
+          outcome = { kind: "continue" };
+          continue;
+        }
+        const stopped = await stopHooks(run, outcome.result);
+        if (stopped && "error" in stopped)
+          return finish(run, "error_during_execution", { error: stopped.error });
+        if (stopped) {
           outcome = { kind: "continue" };
           continue;
         }
@@ -161,6 +173,7 @@ async function loop(
           result: outcome.result,
           structuredResult: outcome.structuredResult,
         });
+      }
       case "paused": {
         const state = pausedState(run, outcome.records, outcome.blocks);
         return finish(run, "paused", { pending: pendingOf(state), state });

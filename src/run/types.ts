@@ -180,7 +180,17 @@ export type PausedCall =
 
 export interface SDKResultMessage<TOutput = unknown> {
   type: "result";
-  subtype: "success" | "error_max_turns" | "error_during_execution" | "paused";
+  subtype:
+    | "success"
+    | "error_max_turns"
+    | "error_during_execution"
+    | "paused"
+    /** A `userPromptSubmit` hook blocked the prompt: nothing was sent or logged. */
+    | "error_blocked"
+    /** `maxBudgetUsd`, `maxTotalTokens` or `maxToolCalls` was exceeded somewhere in the tree. */
+    | "error_max_budget"
+    /** A guardrail's tripwire ended the run. */
+    | "error_guardrail";
   result: string;
   /** With `output`: the validated answer (the schema's output type). */
   structuredResult?: TOutput;
