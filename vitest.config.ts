@@ -38,6 +38,9 @@ const HEAVY = [
   "test/cli/demo.test.ts",
   "test/cli/steering.test.ts",
   "test/builtin/tree-kill.test.ts",
+  // A real browser (Debian's chromium through playwright-core).
+  "test/web/**/*.browser.test.ts",
+  "test/web/browser-launch.test.ts",
 ];
 
 /**

@@ -322,6 +322,38 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/docs/skills.ts": () => {
+    it("lists the skill, loads it with Skill, runs its script through Bash by the allow rule", async () => {
+      const { url, requests } = await serve([
+        { toolCalls: [{ name: "Skill", input: { name: "release-notes" } }] },
+        {
+          toolCalls: [
+            { name: "Bash", input: { command: "python3 skills/release-notes/scripts/changes.py" } },
+          ],
+        },
+        { text: "1.2: one fix." },
+      ]);
+      anthropicAt(url);
+      const dir = await workspace({
+        "skills/release-notes/SKILL.md":
+          "---\nname: release-notes\ndescription: Writes release notes from the git history.\n---\nRun the script, then fill in template.md.\n",
+        "skills/release-notes/scripts/changes.py": 'print("fix: a crash on start")\n',
+        "skills/release-notes/template.md": "# Release {version}\n",
+      });
+      expect(await logged(() => import("../examples/docs/skills.ts"))).toEqual([
+        "success 1.2: one fix.",
+      ]);
+      const system = JSON.stringify(requests[0]!.body.system);
+      expect(system).toContain("- release-notes: Writes release notes from the git history.");
+      expect(system).not.toContain("fill in template.md");
+      const [skill] = toolResultTexts(requests[1]!.body);
+      expect(skill).toContain("Run the script, then fill in template.md.");
+      expect(skill).toContain(path.join(dir, "skills/release-notes/template.md"));
+      const [bash] = toolResultTexts(requests[2]!.body);
+      expect(bash).toContain("fix: a crash on start");
+    });
+  },
+
   "examples/docs/mock-server.ts": () => {
     it("retries the 429 after its retry-after, then answers", async () => {
       expect(await logged(() => import("../examples/docs/mock-server.ts"))).toEqual([

@@ -8,6 +8,7 @@ import { createBackgroundTasks } from "../builtin/background.ts";
 import type { BuiltinEnvironment } from "../builtin/environment.ts";
 import { BUILTIN_TOOL_NAMES, builtinTools } from "../builtin/index.ts";
 import { probeSandbox, sandboxPolicy } from "../builtin/sandbox.ts";
+import { loadSkills, SKILL_TOOL_NAME, skillListing, skillTool } from "../builtin/skills.ts";
 import { createWorkspace } from "../builtin/workspace.ts";
 import { ConfigurationError } from "../core/errors.ts";
 import {
@@ -134,6 +135,8 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
   }
   const store = checkSessionStore(prefix, options.sessionStore);
   const workspace = createWorkspace(workspaceRoot(options.cwd, prefix));
+  const skills =
+    options.skills !== undefined ? loadSkills(options.skills, workspace.root, prefix) : [];
   const hardened = options.preset === "hardened";
   const background = createBackgroundTasks();
   let gate: PermissionGate | undefined;
@@ -147,13 +150,17 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
     },
     background,
     sandboxed: hardened,
+    readOnlyFolders: skills.map((skill) => createWorkspace(skill.dir)),
   };
   const approvalSecret = resolveApprovalSecret(prefix, options.approvalSecret, {
     durableStore: store !== undefined && !isProcessLocal(store),
   });
   const config = resolveConfig(options, {
     ...(approvalSecret !== undefined ? { approvalSecret } : {}),
-    builtins: choice.builtins ? builtinTools(environment) : [],
+    builtins: [
+      ...(choice.builtins ? builtinTools(environment) : []),
+      ...(skills.length > 0 ? [skillTool(skills)] : []),
+    ],
     modelFactory: modelByName,
     trace: async (start) => (await import("../tracing/otel.ts")).otelTrace(start),
     background,
@@ -188,6 +195,9 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
     },
   });
   if (hardened) config.hardened = true;
+  // Listed only when the model may call Skill (allowedTools or a bare deny rule can hide it).
+  if (skills.length > 0 && config.visible.has(SKILL_TOOL_NAME))
+    config.system = [config.system, skillListing(skills)].filter(Boolean).join("\n\n");
   // A key known to be missing fails here, not as the first run's result (the provider made here
   // is dropped: each run makes its own, as SKEIN_MODEL may name another). A definition is checked
   // where it is used: a worker may have keys its author's process lacks.

@@ -26,6 +26,12 @@ export interface BuiltinEnvironment {
   background: BackgroundTasks;
   /** Set under the hardened preset: Bash runs inside it, or refuses when it is unavailable. */
   sandboxed: boolean;
+  /**
+   * Folders outside the workspace that Read may read, read-only (the agent's skill folders): an
+   * absolute path inside one is read there, symlinks leading out of it refused. The sandbox mounts
+   * them read-only. Nothing else outside the workspace is readable.
+   */
+  readOnlyFolders?: readonly Workspace[];
 }
 
 /** Whether a search tool leaves this path out: the agent's own rules, and those the run adds. */

@@ -1,15 +1,16 @@
 import { createHash } from "node:crypto";
 import { constants, type Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import path from "node:path";
 import type { ToolResultContentBlock } from "../core/messages.ts";
 import { formatBytes, MAX_IMAGE_BYTES } from "../tools/images.ts";
 import type { ToolContext } from "../tools/types.ts";
-import type { ResolvedPath } from "../tools/workspace.ts";
+import { isWithin, type ResolvedPath } from "../tools/workspace.ts";
 import { BuiltinToolError, defineBuiltin } from "./define.ts";
 import type { BuiltinEnvironment } from "./environment.ts";
 import { recordRead, sha256 } from "./read-records.ts";
 import { recheckOpened } from "./workspace.ts";
-import { echo } from "./workspace-errors.ts";
+import { echo, isPathError } from "./workspace-errors.ts";
 import { openInside } from "./workspace-open.ts";
 
 export const READ_DEFAULT_LIMIT = 2000;
@@ -67,7 +68,7 @@ export function readTool(env: BuiltinEnvironment) {
     concurrencySafe: true,
     permission: { kind: "read", paths: (input) => [input.file_path] },
     handler: async (input, ctx) => {
-      const resolved = await env.workspace.resolve(input.file_path);
+      const resolved = await resolveForRead(env, input.file_path);
       // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
       const handle = await openInside(
         resolved,
@@ -83,10 +84,33 @@ export function readTool(env: BuiltinEnvironment) {
   });
 }
 
+/**
+ * The path Read opens: inside the workspace, or an absolute path inside one of the read-only
+ * folders (skills). Such a path's `relative` is the absolute path itself, so its read record never
+ * stands for a workspace file.
+ */
+async function resolveForRead(
+  env: BuiltinEnvironment,
+  given: string,
+): Promise<ResolvedPath & { outside?: true }> {
+  try {
+    return await env.workspace.resolve(given);
+  } catch (error) {
+    if (!isPathError(error, "outside") || typeof given !== "string" || !path.isAbsolute(given))
+      throw error;
+    const folder = env.readOnlyFolders?.find((candidate) =>
+      isWithin(candidate.root, path.resolve(given)),
+    );
+    if (!folder) throw error;
+    const inner = await folder.resolve(given);
+    return { absolute: inner.absolute, relative: inner.absolute, outside: true };
+  }
+}
+
 async function readOpened(
   env: BuiltinEnvironment,
   handle: FileHandle,
-  resolved: ResolvedPath,
+  resolved: ResolvedPath & { outside?: true },
   input: ReadInput,
   ctx: ToolContext,
 ): Promise<string | ToolResultContentBlock[]> {
@@ -102,7 +126,8 @@ async function readOpened(
     );
   // `openInside` checked the descriptor is `resolved`: that is the file actually opened. The gate
   // checked the path as it resolved then; a symlink swapped in since could lead elsewhere.
-  recheckOpened(env, "Read", input.file_path, resolved);
+  // A file of a read-only folder outside the workspace: path rules name workspace paths only.
+  if (!resolved.outside) recheckOpened(env, "Read", input.file_path, resolved);
   if (stats.size === 0) {
     recordRead(ctx, resolved, { mtimeMs: stats.mtimeMs, size: 0, sha256: sha256("") });
     return `${shown} exists but is empty.`;

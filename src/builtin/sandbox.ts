@@ -153,6 +153,11 @@ export interface BwrapOptions {
    * the protected entries that exist at the top of the workspace.
    */
   protect?: readonly string[];
+  /**
+   * Folders outside the workspace mounted read-only, even where the home or /tmp is hidden (the
+   * agent's skill folders, for their scripts).
+   */
+  readOnly?: readonly string[];
   /** Mounted read-only if they still exist when bwrap starts (nested protected entries). */
   protectIfPresent?: readonly string[];
   /** The child's descriptor of the seccomp program (`--seccomp FD`). */
@@ -176,6 +181,8 @@ export function bwrapArgs(options: BwrapOptions): string[] {
       path !== undefined && path !== "/" && !isWithin(root, path) && isDirectory(path),
   );
   for (const path of hidden) args.push("--tmpfs", path);
+  // Before the workspace: a skill folder holding the workspace must not cover it read-only.
+  for (const path of options.readOnly ?? []) args.push("--ro-bind", path, path);
   args.push("--bind", root, root);
   for (const path of options.protect ?? topLevelProtected(root)) args.push("--ro-bind", path, path);
   for (const path of options.protectIfPresent ?? []) args.push("--ro-bind-try", path, path);

@@ -97,6 +97,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "tracer",
   "permissionMode",
   "maxStopContinuations",
+  "skills",
 ]);
 
 export const PERMISSION_KEYS: ReadonlySet<string> = new Set(["allow", "ask", "deny"]);

@@ -291,6 +291,14 @@ export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema 
    * `mcp__<name>__<tool>`, connected at the first run that needs them; `agent.close()` ends them.
    */
   mcpServers?: Record<string, ToolSource> | undefined;
+  /**
+   * Skills in Anthropic's format, loaded only from these paths (absolute, or relative to `cwd`):
+   * each a skill folder (it holds `SKILL.md`) or a folder of skill folders. The system prompt
+   * lists each skill's name and description; the `Skill` tool gives its instructions and the
+   * paths of its files on demand, and Read reads those files (read-only, even outside the
+   * workspace). Nothing is loaded from a workspace unless named here.
+   */
+  skills?: { paths: string[] } | undefined;
   /** An OpenTelemetry `Tracer`: runs, model calls and tool calls become spans (GenAI conventions). */
   tracer?: unknown | undefined;
   /**

@@ -8,6 +8,7 @@
  * by `prepareSandboxRun` (sandbox-guard.ts), which `runShell` calls just before the spawn.
  */
 import { dirname } from "node:path";
+import { isWithin } from "../../tools/workspace.ts";
 import { MATCH_STALL_MS, MatchTooSlowError, runBounded } from "../bounded-match.ts";
 import { BuiltinToolError } from "../define.ts";
 import type { BuiltinEnvironment } from "../environment.ts";
@@ -21,7 +22,13 @@ const MAX_MASKED_PATHS = 1_000;
 /** Time for finding those paths. */
 const DENIED_PATHS_TIMEOUT_MS = 30_000;
 
-export type Sandbox = { bwrap: string; root: string; maskPaths: string[] };
+export type Sandbox = {
+  bwrap: string;
+  root: string;
+  maskPaths: string[];
+  /** Read-only folders outside the workspace (skills), mounted read-only. */
+  readOnly: string[];
+};
 
 /** Undefined outside the preset; under it, the sandbox or an error saying why there is none. */
 export async function prepareSandbox(env: BuiltinEnvironment): Promise<Sandbox | undefined> {
@@ -34,7 +41,12 @@ export async function prepareSandbox(env: BuiltinEnvironment): Promise<Sandbox |
     );
   }
   const maskPaths = await deniedPaths(env);
-  return { bwrap: probe.bwrap ?? "bwrap", root: env.workspace.root, maskPaths };
+  const root = env.workspace.root;
+  // A skill folder inside the workspace is mounted with it, the Read deny masks included.
+  const readOnly = (env.readOnlyFolders ?? [])
+    .map((folder) => folder.root)
+    .filter((folder) => !isWithin(root, folder));
+  return { bwrap: probe.bwrap ?? "bwrap", root, maskPaths, readOnly };
 }
 
 /**
@@ -114,9 +126,9 @@ function toGlob(pattern: string): string | undefined {
 export function shellRun(sandbox: Sandbox | undefined, command: string, cwd: string): ShellLaunch {
   if (!sandbox) return { command, cwd, env: scrubbedEnvironment() };
   const inner = sandboxEnvironment(sandbox.root);
-  const { root, maskPaths } = sandbox;
+  const { root, maskPaths, readOnly } = sandbox;
   // Right before the spawn: the mounts follow the workspace as it is then.
-  const prepare = () => prepareSandboxRun({ root, cwd, maskPaths, env: inner });
+  const prepare = () => prepareSandboxRun({ root, cwd, maskPaths, readOnly, env: inner });
   // bwrap itself needs nothing from our environment; --clearenv gives the command `inner` only.
   return { command, cwd, env: inner, sandbox: { bwrap: sandbox.bwrap, prepare } };
 }
