@@ -42,13 +42,17 @@ interface Ran {
  * print JSON (`decision: "block"` + `reason`, or `hookSpecificOutput.permissionDecision`); any
  * other exit is a `HookError`. Refused under the hardened preset.
  */
-export function commandHook(command: string, options: CommandHookOptions = {}) {
+export function commandHook(
+  command: string,
+  options: CommandHookOptions = {},
+): (context: any, call?: HookCall) => Promise<any> {
   if (typeof command !== "string" || command.trim() === "")
     throw new ConfigurationError(
       'commandHook(command): give the shell command to run, such as commandHook("./hooks/check.sh").',
     );
   const cwd = options.cwd ?? process.cwd();
-  const handler = async (context: Record<string, unknown>, call: HookCall): Promise<unknown> => {
+  const handler = async (context: Record<string, unknown>, given?: HookCall): Promise<unknown> => {
+    const call = given ?? { event: "beforeToolCall" };
     const event = EVENT_NAMES[call.event];
     if (!event)
       throw new HookError(`commandHook(${JSON.stringify(command)}) cannot serve ${call.event}.`);
