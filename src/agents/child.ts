@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { describeThrown, ResumeError } from "../core/errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import type { ResumeOptions } from "../run/agent-options.ts";
+import { freshBudget } from "../run/budget.ts";
 import type { CallRecord } from "../run/call.ts";
 import type { EngineConfig, Restrictions } from "../run/config.ts";
 import { callHook, chainOf, type HookPlace, hasHook, treeScoped } from "../run/hooks.ts";
@@ -265,6 +266,20 @@ function childSetup(
     ...(parent.link.hooks ?? []),
   ].filter((level) => Object.keys(level.entries).length > 0);
   if (inherited.length > 0) link.hooks = inherited;
+  // The tree's trip, its budgets (the child's own first) and guardrails (the parent's, then above).
+  const tree = parent.link.tree;
+  if (tree) link.tree = tree;
+  const budgets = [
+    ...(own.budget ? [freshBudget(own.budget)] : []),
+    ...(parent.link.budgets ?? []),
+  ];
+  if (budgets.length > 0) link.budgets = budgets;
+  const rails = [
+    ...(above.guardrails ? [{ ...above.guardrails, depth: parent.link.depth }] : []),
+    ...(parent.link.guardrails ?? []),
+  ];
+  if (rails.length > 0) link.guardrails = rails;
+  if (parent.link.inputGuard) link.inputGuard = parent.link.inputGuard;
   if (handler) link.approval = handler;
   return { config, link };
 }

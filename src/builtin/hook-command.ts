@@ -1,7 +1,6 @@
 // `commandHook(command)`: a hook that runs a shell command in Claude Code's hook format
 // (design/policy.md), so the hook scripts a team already has work unchanged.
 
-import { spawn } from "node:child_process";
 import { ConfigurationError, HookError } from "../core/errors.ts";
 import { type HookCall, type HookName, markCommandHook } from "../run/hooks.ts";
 import { scrubbedEnvironment } from "./shell-env.ts";
@@ -87,7 +86,14 @@ function inputFor(event: string, context: Record<string, unknown>, cwd: string) 
   return input;
 }
 
-function runCommand(command: string, cwd: string, stdin: string, call: HookCall): Promise<Ran> {
+async function runCommand(
+  command: string,
+  cwd: string,
+  stdin: string,
+  call: HookCall,
+): Promise<Ran> {
+  // Loaded with the first command hook that runs: `import("skein")` starts no process machinery.
+  const { spawn } = await import("node:child_process");
   return new Promise((resolve, reject) => {
     const child = spawn("sh", ["-c", command], {
       cwd,

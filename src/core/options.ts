@@ -97,6 +97,10 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "tracer",
   "permissionMode",
   "maxStopContinuations",
+  "maxBudgetUsd",
+  "maxTotalTokens",
+  "maxToolCalls",
+  "guardrails",
   "skills",
 ]);
 
@@ -143,6 +147,9 @@ export const RUN_OPTION_KEYS: ReadonlySet<string> = new Set([
   "messages",
   "steering",
   "permissionMode",
+  "maxBudgetUsd",
+  "maxTotalTokens",
+  "maxToolCalls",
 ]);
 export const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set([
   "signal",

@@ -13,6 +13,7 @@ import type {
   ToolDefinition,
   ToolResult,
 } from "../tools/types.ts";
+import type { Guardrails } from "./guardrails.ts";
 import type { PermissionMode } from "./policy.ts";
 import type { ToolSource } from "./tool-source.ts";
 import type { SDKResultMessage } from "./types.ts";
@@ -282,6 +283,14 @@ export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema 
   context?: false | ContextOptions | undefined;
   /** The run's final answer, validated: `result.structuredResult` is typed from this schema. */
   output?: S | undefined;
+  /** Dollars the agent's runs may spend, each counted over its whole tree (needs prices: `usage.costUsd`). */
+  maxBudgetUsd?: number | undefined;
+  /** Input plus output tokens each run may spend over its whole tree (child runs included). */
+  maxTotalTokens?: number | undefined;
+  /** Tool calls each run may make over its whole tree (agent tools and child runs' calls included). */
+  maxToolCalls?: number | undefined;
+  /** Checks on the prompt, the answer, and each tool call's input and output; a tripwire ends the tree. */
+  guardrails?: Guardrails | undefined;
   /** How many times `stop` hooks may keep one run going (`{ continue }`); default 3. */
   maxStopContinuations?: number | undefined;
   /** Invalid answers the model may correct before the run fails; default 2. */
@@ -329,6 +338,10 @@ export interface RunOptions {
   steering?: Steering | undefined;
   /** This run's permission mode (replaces the agent's); the stream handle's `setPermissionMode` changes it. */
   permissionMode?: PermissionMode | undefined;
+  /** A budget for this run's tree, beside the agent's own (the first exceeded ends it). */
+  maxBudgetUsd?: number | undefined;
+  maxTotalTokens?: number | undefined;
+  maxToolCalls?: number | undefined;
 }
 
 /** Messages for a running agent (`createSteering()`, or the handle `agent.stream()` returns). */

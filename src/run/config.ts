@@ -18,8 +18,10 @@ import type {
   ToolDefinition,
 } from "../tools/types.ts";
 import type { AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./agent-options.ts";
+import { type Budget, budgetOf } from "./budget.ts";
+import { type ResolvedGuardrails, resolveGuardrails } from "./guardrails.ts";
 import { type HookEntries, resolveHooks } from "./hooks.ts";
-import { DEFAULT_MAX_DEPTH } from "./link.ts";
+import { agentRuntimeOf, DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
 import type { PermissionLayer } from "./permission-layer.ts";
 import { checkPermissionMode, type PermissionMode } from "./policy.ts";
@@ -120,6 +122,12 @@ export interface EngineConfig {
   hooks: HookEntries;
   /** How many times `stop` hooks may keep a run going; default 3. */
   maxStopContinuations: number;
+  /** `maxBudgetUsd`, `maxTotalTokens`, `maxToolCalls`: a template, counted afresh per run. */
+  budget?: Budget;
+  /** The agent's guardrails (children run their own and their ancestors'). */
+  guardrails?: ResolvedGuardrails;
+  /** The agent has agent tools: its runs may have children, so a tree state is made. */
+  parent?: boolean;
   maxResultChars: number;
   /**
    * Start concurrency-safe calls while the model still streams. Off with a batch policy (it must
@@ -222,6 +230,8 @@ export function resolveConfig(
     tracing = { tracer: options.tracer, start: resolution.trace };
   }
 
+  const budget = budgetOf(prefix, options);
+  const guardrails = resolveGuardrails(prefix, options.guardrails);
   const permissionMode = checkPermissionMode(
     prefix,
     options.permissionMode,
@@ -252,6 +262,9 @@ export function resolveConfig(
     batchPolicy: options.toolBatchPolicy,
     hooks,
     maxStopContinuations: options.maxStopContinuations ?? DEFAULT_MAX_STOP_CONTINUATIONS,
+    ...(budget ? { budget } : {}),
+    ...(guardrails ? { guardrails } : {}),
+    ...([...tools.values()].some((tool) => agentRuntimeOf(tool)) ? { parent: true } : {}),
     maxResultChars: options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
     eager:
       options.toolBatchPolicy === undefined &&

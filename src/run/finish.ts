@@ -1,6 +1,6 @@
 // How a run ends: the result message, and closing the run in its session log.
 
-import { describeThrown } from "../core/errors.ts";
+import { AbortError, describeThrown } from "../core/errors.ts";
 import { hasHook } from "./hooks.ts";
 import type { RunEnd } from "./journal.ts";
 import { sessionEnd } from "./lifecycle.ts";
@@ -114,5 +114,19 @@ function closeRun(
   return closeJournal(run, result).then((closed) => {
     run.trace?.end({ result: closed });
     return closed;
+  });
+}
+
+/** Throws the run's `AbortError` (a valid transcript) when its signal aborted. */
+export function throwIfAborted(run: RunContext): void {
+  if (!run.signal.aborted) return;
+  run.steering?.end("aborted");
+  throw new AbortError({
+    messages: run.messages,
+    sessionId: run.sessionId,
+    reason: run.signal.reason,
+    numTurns: run.numTurns,
+    usage: { ...run.usage },
+    totalUsage: totalUsageOf(run),
   });
 }

@@ -3,7 +3,7 @@
 // (depth 0), then each ancestor's tree-scoped hooks, outwards.
 
 import { ConfigurationError, HookError } from "../core/errors.ts";
-import { describeValue, HOOK_KEYS } from "../core/options.ts";
+import { assertKnownOptions, describeValue, HOOK_KEYS } from "../core/options.ts";
 import { untilAborted } from "./abortable.ts";
 
 /** Every hook an agent may register. */
@@ -84,16 +84,9 @@ export function resolveHooks(prefix: string, hooks: unknown, hardened = false): 
 
 function resolveEntries(prefix: string, hooks: unknown): HookEntries {
   if (hooks === undefined) return {};
-  if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks))
-    throw new ConfigurationError(
-      `${prefix}: hooks must be an object of hook functions, received ${describeValue(hooks)}.`,
-    );
+  assertKnownOptions(`${prefix}: hooks`, hooks, HOOK_KEYS);
   const entries: HookEntries = {};
-  for (const [key, given] of Object.entries(hooks)) {
-    if (!HOOK_KEYS.has(key))
-      throw new ConfigurationError(
-        `${prefix}: hooks has an unknown key "${key}"; hooks are ${[...HOOK_KEYS].join(", ")}.`,
-      );
+  for (const [key, given] of Object.entries(hooks as object)) {
     if (given === undefined) continue;
     const name = key as HookName;
     const where = `${prefix}: hooks.${name}`;

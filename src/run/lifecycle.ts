@@ -2,8 +2,11 @@
 // sessionEnd, each over the run's chain (its agent's own hooks, then its ancestors').
 
 import { describeThrown, HookError } from "../core/errors.ts";
-import type { ContentBlock, Message } from "../core/messages.ts";
+import type { ContentBlock, Message, Usage } from "../core/messages.ts";
+import { spend } from "./budget.ts";
 import { deliverQueued } from "./deliver.ts";
+import { finish } from "./finish.ts";
+import { check, guardrailsOf } from "./guardrails.ts";
 import { callHook, chainOf, contextFor, type HookName, hasHook } from "./hooks.ts";
 import type { RunContext } from "./loop.ts";
 import { placeOf } from "./model-call.ts";
@@ -152,4 +155,60 @@ function withText(message: Message, text: string): Message {
   if (typeof message.content === "string") return { ...message, content: text };
   const rest = message.content.filter((block) => block.type !== "text");
   return { ...message, content: [{ type: "text", text } as ContentBlock, ...rest] };
+}
+
+/** A model call's tokens (and dollars, when priced) against every budget over the run. */
+export function spendTurn(run: RunContext, usage: Partial<Usage> | undefined): void {
+  const budgets = run.link.budgets;
+  if (!budgets || !usage) return;
+  const usd = (usage as { costUsd?: number }).costUsd;
+  spend(budgets, run.link.tree, {
+    tokens: (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0),
+    ...(usd !== undefined ? { usd } : {}),
+  });
+}
+
+/**
+ * The input guardrails on a new run's prompt: blocking ones before the first model call, the
+ * others beside it (calls with side effects wait for them, and so does the run's end).
+ */
+export async function inputGuardrails(run: RunContext): Promise<void> {
+  const rails = guardrailsOf(run, "input");
+  if (rails.length === 0) return;
+  const prompt = run.messages.at(-1)!;
+  const base = {
+    sessionId: run.sessionId,
+    prompt: textOfContent(prompt.content),
+    content: prompt.content,
+  };
+  const env = { emit: run.emit, signal: run.signal, tree: run.link.tree };
+  const blocking = rails.filter(({ rail }) => rail.blocking === true);
+  const beside = rails.filter(({ rail }) => rail.blocking !== true);
+  if (blocking.length > 0) await check(blocking, "input", base, env);
+  if (beside.length > 0) run.link.inputGuard = check(beside, "input", base, env);
+}
+
+/**
+ * Before a run ends with an answer: the input guardrails settled, the tree not tripped, the
+ * output guardrails passed. A result when the run must end otherwise.
+ */
+export async function beforeEnd(
+  run: RunContext,
+  outcome: { result: string; structuredResult?: unknown },
+): Promise<SDKResultMessage | undefined> {
+  if (run.link.inputGuard) await run.link.inputGuard;
+  const rails = guardrailsOf(run, "output");
+  if (rails.length > 0 && !run.link.tree?.tripped) {
+    const base = {
+      sessionId: run.sessionId,
+      result: outcome.result,
+      ...(outcome.structuredResult !== undefined
+        ? { structuredResult: outcome.structuredResult }
+        : {}),
+    };
+    await check(rails, "output", base, { emit: run.emit, signal: run.signal, tree: run.link.tree });
+  }
+  const tripped = run.link.tree?.tripped;
+  if (!tripped) return undefined;
+  return finish(run, tripped.subtype, { error: tripped.error });
 }

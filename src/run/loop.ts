@@ -14,8 +14,16 @@ import { claimEarly, claimToolCalls } from "./claim-calls.ts";
 import type { EngineConfig } from "./config.ts";
 import { type ContextMemory, rememberRequest } from "./context.ts";
 import { deliverQueued } from "./deliver.ts";
-import { endRun, finish } from "./finish.ts";
-import { sessionEnd, sessionStart, stopHooks, userPromptSubmit } from "./lifecycle.ts";
+import { endRun, finish, throwIfAborted } from "./finish.ts";
+import {
+  beforeEnd,
+  inputGuardrails,
+  sessionEnd,
+  sessionStart,
+  spendTurn,
+  stopHooks,
+  userPromptSubmit,
+} from "./lifecycle.ts";
 import type { RunLink } from "./link.ts";
 import { prepareModelCall } from "./model-call.ts";
 import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
@@ -92,6 +100,11 @@ export function runLoop(
 
 async function loopFailed(run: RunContext, error: unknown): Promise<SDKResultMessage> {
   endTurn(run);
+  const tripped = run.link.tree?.tripped;
+  if (error instanceof AbortError && tripped) {
+    run.steering?.end(tripped.subtype);
+    return endRun(run, finish(run, tripped.subtype, { error: tripped.error }));
+  }
   if (error instanceof AbortError) {
     run.steering?.end("aborted");
     run.trace?.end({ aborted: true, usage: totalUsageOf(run) });
@@ -134,6 +147,7 @@ async function loop(
       return finish(run, "error_blocked", {
         error: { name: "PromptBlocked", message: verdict.blocked },
       });
+    await inputGuardrails(run);
   }
   // Write-ahead (a): the prompt is logged before the first model call of a new run.
   if (fresh) await run.journal?.input(run.messages.at(-1)!);
@@ -162,6 +176,8 @@ async function loop(
           outcome = { kind: "continue" };
           continue;
         }
+        const ending = await beforeEnd(run, outcome);
+        if (ending) return ending;
         const stopped = await stopHooks(run, outcome.result);
         if (stopped && "error" in stopped)
           return finish(run, "error_during_execution", { error: stopped.error });
@@ -238,6 +254,7 @@ async function runTurn(run: RunContext, agentModel: Model): Promise<TurnOutcome>
       return { kind: "failed", error: turn.error };
     }
     addUsage(run.usage, turn.usage);
+    spendTurn(run, turn.usage);
     rememberRequest(run.contextMemory, turn.usage);
     const records = claimToolCalls(run, batch, turn.message, turn.incompleteToolCalls);
     run.messages.push(turn.message);
@@ -371,17 +388,4 @@ function stepCalls(records: CallRecord[]): StepToolCall[] {
     isError: record.result!.isError === true,
     preliminaryResults: record.preliminaryResults,
   }));
-}
-
-function throwIfAborted(run: RunContext): void {
-  if (!run.signal.aborted) return;
-  run.steering?.end("aborted");
-  throw new AbortError({
-    messages: run.messages,
-    sessionId: run.sessionId,
-    reason: run.signal.reason,
-    numTurns: run.numTurns,
-    usage: { ...run.usage },
-    totalUsage: totalUsageOf(run),
-  });
 }

@@ -58,6 +58,14 @@ export type RunEvent =
     }
   /** The run's permission mode changed (`setPermissionMode`): effective from the next call decided. */
   | { type: "permission_mode"; mode: PermissionMode; previous: PermissionMode }
+  /** A guardrail's check: `tripped` ends the whole tree (subtype `error_guardrail`). */
+  | {
+      type: "guardrail";
+      name: string;
+      phase: "input" | "output" | "toolInput" | "toolOutput";
+      tripped: boolean;
+      info?: unknown;
+    }
   /** An MCP server could not be reached or listed: its tools are missing from this run. */
   | { type: "mcp_server_error"; server: string; error: { name: string; message: string } }
   | CustomEvent;
