@@ -21,6 +21,7 @@ const HEAVY = [
   "test/pgboss/**/*.test.ts",
   "test/examples-many-machines.test.ts",
   "test/cli/queue.test.ts",
+  "test/cli/dev-browser.test.ts",
   // Slow for what they start (node and bwrap processes, a packed package, MCP servers, a pty):
   // their cases stay in CI, out of the quick loop.
   "test/package/packed.test.ts",
@@ -37,6 +38,7 @@ const HEAVY = [
   "test/cli/run.test.ts",
   "test/cli/demo.test.ts",
   "test/cli/steering.test.ts",
+  "test/cli/skills.test.ts",
   "test/builtin/tree-kill.test.ts",
   // A real browser (Debian's chromium through playwright-core).
   "test/web/**/*.browser.test.ts",

@@ -10,6 +10,8 @@
  *   better-sqlite3, pg) are still loaded by their own `import()` or `require` at that time.
  * - The declarations (.d.ts) are emitted by tsc from the sources, file for file (tsconfig.build.json).
  * - No source maps: they would name src/, which the package does not ship.
+ * - `skein dev`'s page (src/cli/dev/page/, plain DOM) is bundled for the browser into
+ *   dist/cli/dev-page/ (app.js, app.css), which the inspector serves as they are.
  *
  * The build is made in a directory of its own and then takes dist/'s place, so that nothing of an
  * earlier build is left in it (it would be packed) and a process running dist/ meanwhile (a test,
@@ -66,6 +68,25 @@ try {
     platform: "node",
     target: "node20",
     packages: "external",
+    sourcemap: false,
+    legalComments: "none",
+    logLevel: "warning",
+  });
+
+  // `skein dev`'s page: one script and one style sheet for the browser, prebuilt and shipped, so
+  // the inspector needs no network and no bundler at run time.
+  await build({
+    absWorkingDir: root,
+    entryPoints: [
+      { in: "src/cli/dev/page/main.ts", out: "app" },
+      { in: "src/cli/dev/page/style.css", out: "app" },
+    ],
+    outdir: path.join(out, "cli", "dev-page"),
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
     sourcemap: false,
     legalComments: "none",
     logLevel: "warning",

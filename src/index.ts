@@ -6,6 +6,8 @@ export type { Agent, AgentDefinition, AgentRun } from "./agents/agent.ts";
 export type { AgentToolOptions, DelegateInput, DelegateToolOptions } from "./agents/agent-tool.ts";
 export { agentTool, delegateTool } from "./agents/agent-tool.ts";
 export { createAgent, createBareAgent, defineAgent } from "./agents/assemble.ts";
+export type { FileAgentDefinition } from "./agents/file-agent.ts";
+export { type LoadAgentsOptions, loadAgents } from "./agents/load-agents.ts";
 export type { Mailbox, MailboxMessage, MailboxPost } from "./agents/mailbox.ts";
 export { createMailbox } from "./agents/mailbox.ts";
 export type { QueryOptions } from "./agents/query.ts";
@@ -21,6 +23,7 @@ export {
   BadRequestError,
   ConfigurationError,
   ConflictError,
+  ContentFilterError,
   ContextWindowError,
   HookError,
   InternalServerError,
@@ -46,6 +49,7 @@ export type {
   ContentBlock,
   ImageBlock,
   Message,
+  ProviderData,
   TextBlock,
   ThinkingBlock,
   ToolResultBlock,
@@ -56,6 +60,8 @@ export type {
 export type { SessionInfo, SessionStore } from "./core/session-store.ts";
 export type { AnthropicOptions } from "./model/anthropic.ts";
 export { anthropic } from "./model/anthropic.ts";
+export type { GoogleOptions } from "./model/google.ts";
+export { google } from "./model/google.ts";
 export type {
   IncompleteToolCall,
   Model,

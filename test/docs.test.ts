@@ -354,6 +354,47 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/docs/agents-in-files.ts": () => {
+    it("each agent file is a tool named by its file; tools: Read, Grep keeps Write from it; it runs on the parent's model", async () => {
+      // The child runs on the parent's model: one server, its turns told apart by the system prompt.
+      const child = [
+        {
+          toolCalls: [
+            { name: "Read", input: { file_path: "src/answer.ts" } },
+            { name: "Write", input: { file_path: "src/answer.ts", content: "x" } },
+          ],
+        },
+        { text: "answer is 41; it should be 42." },
+      ];
+      const parent = [
+        { toolCalls: [{ name: "code-reviewer", input: { prompt: "Review src/answer.ts." } }] },
+        { text: "The reviewer found one bug: answer is 41, not 42." },
+      ];
+      const { url, requests } = await serve(({ body, index }) =>
+        JSON.stringify(body.system).includes("careful reviewer") ? child[index]! : parent[index]!,
+      );
+      anthropicAt(url);
+      const dir = await workspace({
+        ".claude/agents/code-reviewer.md":
+          "---\nname: code-reviewer\ndescription: Reviews code for bugs. Use after a change.\ntools: Read, Grep\nmodel: inherit\n---\nYou are a careful reviewer. Report bugs only, with file and line.\n",
+        "src/answer.ts": "export const answer = 41;\n",
+      });
+      expect(await logged(() => import("../examples/docs/agents-in-files.ts"))).toEqual([
+        "success The reviewer found one bug: answer is 41, not 42.",
+      ]);
+      const tool = requests[0]!.body.tools.find((spec: any) => spec.name === "code-reviewer");
+      expect(tool.description).toBe("Reviews code for bugs. Use after a change.");
+      expect(requests[1]!.body.model).toBe("claude-sonnet-4-6");
+      expect(requests[1]!.body.tools.map((spec: any) => spec.name)).toEqual(["Read", "Grep"]);
+      const [read, write] = toolResultTexts(requests[2]!.body);
+      expect(read).toContain("export const answer = 41;");
+      expect(write).toMatch(/Write/);
+      expect(await readFile(path.join(dir, "src/answer.ts"), "utf8")).toBe(
+        "export const answer = 41;\n",
+      );
+    });
+  },
+
   "examples/docs/mock-server.ts": () => {
     it("retries the 429 after its retry-after, then answers", async () => {
       expect(await logged(() => import("../examples/docs/mock-server.ts"))).toEqual([

@@ -14,15 +14,16 @@ import { toolResultFromReturn } from "../tools/result.ts";
 import type { JsonSchema, ValidationIssue, ValidationOutcome } from "../tools/schema.ts";
 import type { ToolDefinition, ToolHandlerReturn, ToolSecurity } from "../tools/types.ts";
 import type { Agent, AgentDefinition } from "./agent.ts";
-import { createBareAgent } from "./assemble.ts";
+import { createAgent, createBareAgent } from "./assemble.ts";
 import { type ChildSpec, restoreChild, runChild } from "./child.ts";
+import { type FileAgentDefinition, fileAgentOf } from "./file-agent.ts";
 import { isMailbox, type Mailbox } from "./mailbox.ts";
 import { type AgentHandle, handleOf } from "./registry.ts";
 
 export interface AgentToolOptions {
   /** The tool's name; default the agent's `id` (one of the two is required). */
   name?: string | undefined;
-  /** What the model reads to decide when to call the agent. Required. */
+  /** What the model reads to decide when to call the agent. Required (but for an agent from `loadAgents`). */
   description: string;
   /** Host-owned annotation, passed through to the definition; never read, never sent to any model. */
   metadata?: Record<string, unknown> | undefined;
@@ -88,12 +89,27 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * An agent as a tool: each call runs the agent in a fresh transcript whose first message is the
  * call's `prompt`; its final text (or `toModelOutput`'s) is the result. A definition is assembled
  * like `createBareAgent` (its own tools only); pass `createAgent(definition)` for the built-ins.
+ * One from `loadAgents` has the built-ins (narrowed by its file's `tools`) and its file's name and
+ * description.
  */
+export function agentTool(
+  agent: FileAgentDefinition,
+  options?: Partial<AgentToolOptions>,
+): ToolDefinition<{ prompt: string }>;
 export function agentTool(
   agent: Agent | AgentDefinition,
   options: AgentToolOptions,
+): ToolDefinition<{ prompt: string }>;
+export function agentTool(
+  agent: Agent | AgentDefinition,
+  options?: Partial<AgentToolOptions>,
 ): ToolDefinition<{ prompt: string }> {
-  const given = options as Partial<AgentToolOptions> | undefined;
+  const fromFile = fileAgentOf(agent);
+  const given = (
+    fromFile && (options === undefined || (typeof options === "object" && options !== null))
+      ? { ...options, description: options?.description ?? fromFile.description }
+      : options
+  ) as Partial<AgentToolOptions> | undefined;
   const named = typeof given?.name === "string" ? given.name : undefined;
   const agentId =
     typeof (agent as { id?: unknown } | null)?.id === "string"
@@ -276,7 +292,9 @@ function handleFrom(value: unknown, prefix: string): AgentHandle {
       `${prefix}: expected an agent made by createAgent()/createBareAgent(), or agent options (defineAgent()), received ${looksLikeAgent ? "an object that skein did not make" : describeValue(value)}.`,
     );
   try {
-    return handleOf(createBareAgent(value as AgentDefinition))!;
+    // An agent file without `tools` has every built-in tool: it is assembled with them.
+    const make = fileAgentOf(value) ? createAgent : createBareAgent;
+    return handleOf(make(value as AgentDefinition))!;
   } catch (error) {
     if (error instanceof ConfigurationError)
       throw new ConfigurationError(`${prefix}: ${error.message}`);

@@ -29,6 +29,7 @@ import { wildcard } from "../run/tool-filters.ts";
 import { isProcessLocal } from "../sessions/memory-store.ts";
 import { checkSessionStore } from "../sessions/open-run.ts";
 import { type Agent, type AgentContext, type AgentDefinition, agentFrom } from "./agent.ts";
+import { fileAgentOf } from "./file-agent.ts";
 import { checkAgentTools } from "./reach.ts";
 import { type AgentHandle, registerAgent } from "./registry.ts";
 
@@ -201,7 +202,9 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
   // A key known to be missing fails here, not as the first run's result (the provider made here
   // is dropped: each run makes its own, as SKEIN_MODEL may name another). A definition is checked
   // where it is used: a worker may have keys its author's process lacks.
-  if (config.model.kind === "name" && !choice.definition) modelByName(config.model);
+  const inherits = fileAgentOf(options)?.inheritModel === true;
+  if (inherits) config.inheritsModel = true;
+  if (config.model.kind === "name" && !choice.definition && !inherits) modelByName(config.model);
   // With a session store, a reply is logged before any of its calls is prepared: no eager starts.
   if (store) config.eager = false;
   return [config, { ...(store ? { store } : {}), root: workspace.root, workspace }];

@@ -229,6 +229,10 @@ function childSetup(
   );
   const config: EngineConfig = {
     ...own,
+    // An agent file's `model: inherit`: the parent's model, as the parent runs it.
+    ...(own.inheritsModel
+      ? { model: above.model, modelFactory: above.modelFactory, modelName: above.modelName }
+      : {}),
     visible,
     admits: (name, tool) => own.admits(name, tool) && above.admits(name, tool),
     toolSpecs: own.toolSpecs.filter((toolSpec) => visible.has(toolSpec.name)),

@@ -18,7 +18,11 @@ export interface FailureContext {
   unasked?: string;
 }
 
-const ENV_PREFIX: Record<ProviderName, string> = { anthropic: "ANTHROPIC", openai: "OPENAI" };
+const ENV_NAMES: Record<ProviderName, { key: string; baseURL: string }> = {
+  anthropic: { key: "ANTHROPIC_API_KEY", baseURL: "ANTHROPIC_BASE_URL" },
+  openai: { key: "OPENAI_API_KEY", baseURL: "OPENAI_BASE_URL" },
+  google: { key: "GEMINI_API_KEY", baseURL: "GOOGLE_GEMINI_BASE_URL" },
+};
 
 /** Why a run that did not succeed ended, as one line that says what to do; undefined on success. */
 export function describeFailure(
@@ -57,16 +61,16 @@ export function describeFailure(
 function describeRunError(error: ErrorInfo | undefined, context: FailureContext): string {
   if (!error) return "the run failed without saying why.";
   const message = oneLine(error.message).replace(/\.$/, "");
-  const prefix = ENV_PREFIX[context.provider];
+  const names = ENV_NAMES[context.provider];
   switch (error.name) {
     case "APIConnectionError":
     case "APITimeoutError":
-      return `${message}. Check --base-url or ${prefix}_BASE_URL.`;
+      return `${message}. Check --base-url or ${names.baseURL}.`;
     case "NotFoundError":
       return `the model API answered ${message}. Check the model name (--model, now "${context.modelId}") and the base URL.`;
     case "AuthenticationError":
     case "PermissionDeniedError":
-      return `the model API refused the request: ${message}. Check ${prefix}_API_KEY.`;
+      return `the model API refused the request: ${message}. Check ${names.key}.`;
     default:
       return `the run failed: ${error.name}: ${message}.`;
   }

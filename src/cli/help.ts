@@ -6,6 +6,8 @@ export const ENVIRONMENT = `
 Environment:
   ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL   for --provider anthropic (the base URL without /v1)
   OPENAI_API_KEY, OPENAI_BASE_URL         for --provider openai (the base URL with /v1)
+  GEMINI_API_KEY (or GOOGLE_GENERATIVE_AI_API_KEY), GOOGLE_GEMINI_BASE_URL
+                                          for --provider google (the base URL without /v1beta)
   A key is needed only for the provider's own host; --base-url for a local server needs none.
   DATABASE_URL                            for skein worker and skein enqueue (see their --help)
 
@@ -16,6 +18,7 @@ Examples:
   skein --continue "and now the tests"
   skein --mcp-server fs --allow "mcp__fs__read_*" "summarise the notes"
   skein sessions
+  skein dev
   skein demo
   skein worker --database-url postgres://localhost/app --agents ./agents.js
   skein enqueue --database-url postgres://localhost/app --agent researcher --wait "hello"
@@ -56,3 +59,15 @@ export const SESSIONS_HELP = `
 With --database-url the status is idle, paused or interrupted as the session's log says, or queued
 or running while its latest run is on the queue. ${DATABASE_ENV} is not read: without the flag, the
 workspace's .skein/sessions.db is listed.`;
+
+export const DEV_HELP = `
+Prints the inspector's address, http://127.0.0.1:<port>/?token=<token>: open it in a browser.
+The page lists the sessions newest first, shows each run's turns and tool calls, and approves or
+denies a paused run's calls (the run resumes here, with this command's provider options and
+rules, and the approval secret in .skein/). It listens on 127.0.0.1 only; a request without the
+token is refused, and so is a change (approve, deny, steer, fork, rewind) from another page.
+
+Examples:
+  skein dev
+  skein dev --port 4983 --allow "Bash(npm test)"
+  skein dev --database-url postgres://localhost/app`;

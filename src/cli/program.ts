@@ -1,22 +1,32 @@
 import { readFileSync } from "node:fs";
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { Command, CommanderError } from "commander";
 import { createAgent, SkeinError } from "../index.ts";
 import type { McpServer } from "../mcp/index.ts";
 import { runDemo } from "./demo.ts";
+import type { DevFlags } from "./dev/command.ts";
 import type { EnqueueFlags } from "./enqueue.ts";
 import { CliError } from "./failure.ts";
 import { oneLine } from "./format.ts";
 import {
   DATABASE_URL_HELP,
+  DEV_HELP,
   ENQUEUE_HELP,
   ENVIRONMENT,
   SESSIONS_HELP,
   WORKER_HELP,
 } from "./help.ts";
 import { askForMcpCalls, chooseMcpServers, mcpCallAllowed, readMcpConfig } from "./mcp.ts";
+import {
+  collect,
+  parseConcurrency,
+  parsePort,
+  parseTurns,
+  parseURL,
+  providerOption,
+} from "./options.ts";
 import { projectSecret, SECRET_READ_DENY } from "./project-dir.ts";
 import {
-  PROVIDER_NAMES,
+  cliSystemPrompt,
   type ProviderFlags,
   type ProviderName,
   resolveProvider,
@@ -30,10 +40,11 @@ import {
   pickSession,
   requireCliStore,
 } from "./sessions.ts";
+import { type SkillFlags, skillOptions } from "./skills.ts";
 import { printError, processTerminal, type Terminal } from "./terminal.ts";
 import type { WorkerFlags } from "./worker.ts";
 
-interface RunFlags extends ProviderFlags {
+interface RunFlags extends ProviderFlags, SkillFlags {
   maxTurns?: number;
   json?: boolean;
   allow?: string[];
@@ -42,8 +53,6 @@ interface RunFlags extends ProviderFlags {
   resume?: string;
   mcpServer?: string[];
 }
-
-const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 /**
  * Parses `argv` (without `node` and the script) and runs the command. Resolves with the exit
@@ -91,6 +100,13 @@ export async function runCli(
     .option(
       "--mcp-server <name>",
       "start this MCP server of .mcp.json without asking (repeatable)",
+      collect,
+    )
+    .option("--skills <dir>", "load the skills in this folder (repeatable)", collect)
+    .option("--user-skills", "load the skills in ~/.skein/skills too")
+    .option(
+      "--agents <dir>",
+      "give the agent the agent files (*.md) in this folder as tools (repeatable)",
       collect,
     )
     .addHelpText("after", ENVIRONMENT)
@@ -178,6 +194,29 @@ export async function runCli(
     });
 
   program
+    .command("dev")
+    .description(
+      "open the inspector: a local web page over the logged sessions (runs, approvals, fork, rewind)",
+    )
+    .option(
+      "--database-url <url>",
+      "show the sessions of this Postgres database instead of .skein/sessions.db",
+    )
+    .option("--port <n>", "the port on 127.0.0.1 (default: a free one)", parsePort)
+    .addOption(providerOption())
+    .option("-m, --model <id>", "the model that resumes approved runs (as for skein)")
+    .option("--base-url <url>", "the API's base URL (as for skein)", parseURL)
+    .option("--allow <rule>", "a permission rule to allow in resumed runs (repeatable)", collect)
+    .option("--deny <rule>", "a permission rule to deny in resumed runs (repeatable)", collect)
+    .addHelpText("after", DEV_HELP)
+    .exitOverride()
+    .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })
+    .action(async (flags: DevFlags) => {
+      const { runDev } = await import("./dev/command.ts");
+      exitCode = await runDev(flags, terminal);
+    });
+
+  program
     .command("demo")
     .description(
       "run an example agent offline: skein's mock server plays the model (no key, no network)",
@@ -230,9 +269,12 @@ async function runPrompt(
       printError(terminal, "interrupted.");
       return 130;
     }
+    const named = skillOptions(flags, process.cwd());
     const agent = createAgent({
       model: provider.model,
-      systemPrompt: `You are skein, an agent run from the command line in the directory ${process.cwd()}. Answer concisely.`,
+      ...(named.skills ? { skills: named.skills } : {}),
+      ...(named.tools.length > 0 ? { tools: named.tools } : {}),
+      systemPrompt: cliSystemPrompt(process.cwd()),
       ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
       permissions: {
         allow: flags.allow ?? [],
@@ -324,38 +366,6 @@ async function readPrompt(
   }
   if (prompt.trim() === "") throw new CliError(`the prompt is empty; pass one, such as ${example}`);
   return prompt;
-}
-
-function providerOption(): Option {
-  return new Option(
-    "--provider <name>",
-    "the API protocol (default: openai for --model gpt-*, o1*, o3*, o4* or openai:<id>, else anthropic)",
-  ).choices(PROVIDER_NAMES);
-}
-
-function parseURL(value: string): string {
-  try {
-    new URL(value);
-    return value;
-  } catch {
-    throw new InvalidArgumentError("it must be an absolute URL, such as http://localhost:8080.");
-  }
-}
-
-function parseConcurrency(value: string): number {
-  const runs = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(runs) || runs < 1) {
-    throw new InvalidArgumentError("it must be a whole number of runs, 1 or more.");
-  }
-  return runs;
-}
-
-function parseTurns(value: string): number {
-  const turns = Number(value);
-  if (!Number.isInteger(turns) || turns < 1) {
-    throw new InvalidArgumentError("it must be a whole number of turns, 1 or more.");
-  }
-  return turns;
 }
 
 /** One readable line, never a stack: our own errors and skein's say what to do. */

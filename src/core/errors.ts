@@ -277,9 +277,36 @@ export class APITimeoutError extends APIConnectionError {
   override name = "APITimeoutError";
 }
 
-/** The API answered with data that does not follow its protocol (malformed stream data). Not retried. */
+/**
+ * The API answered with data that does not follow its protocol (malformed stream data). Not
+ * retried, unless made `retryable` (Gemini's `MALFORMED_FUNCTION_CALL`: the model may do better
+ * on the next attempt).
+ */
 export class ProtocolError extends ModelError {
   override name = "ProtocolError";
+  /** Worth another attempt while nothing of the turn was passed on. */
+  readonly retryable?: boolean;
+
+  constructor(message: string, options: { cause?: unknown; retryable?: boolean } = {}) {
+    super(message, { cause: options.cause });
+    if (options.retryable) this.retryable = true;
+  }
+}
+
+/**
+ * The model's answer was blocked by the provider's safety or content filters (Gemini's
+ * `finishReason` `SAFETY`, `RECITATION`, `PROHIBITED_CONTENT`, ..., or a prompt refused with
+ * `promptFeedback.blockReason`). `reason` is the provider's own word for it. Not retried: the
+ * same request gets the same answer; change the prompt.
+ */
+export class ContentFilterError extends ModelError {
+  override name = "ContentFilterError";
+  readonly reason: string;
+
+  constructor(message: string, options: { reason: string; cause?: unknown }) {
+    super(message, { cause: options.cause });
+    this.reason = options.reason;
+  }
 }
 
 /** The typed error for an HTTP status, carrying the provider's message. */

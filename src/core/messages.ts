@@ -6,6 +6,7 @@
 export interface TextBlock {
   type: "text";
   text: string;
+  providerData?: ProviderData;
 }
 
 export interface ImageBlock {
@@ -18,6 +19,7 @@ export interface ToolUseBlock {
   id: string;
   name: string;
   input: unknown;
+  providerData?: ProviderData;
 }
 
 /** What a tool result may hold: text and images. */
@@ -34,6 +36,27 @@ export interface ThinkingBlock {
   type: "thinking";
   thinking: string;
   signature?: string;
+  providerData?: ProviderData;
+}
+
+/**
+ * What a provider needs back with a block, unchanged, on its own later requests: Gemini's
+ * `thoughtSignature` on a part, the `extra_content` of a Chat Completions tool call. `wire` and
+ * `origin` name who gave it: only the same protocol at the same origin gets it back; every other
+ * provider leaves it out. Plain JSON, so it survives a paused state, the session log and a
+ * continued session as it is.
+ */
+export interface ProviderData {
+  /** The protocol that gave it: `"gemini"` (the native API), `"openai-chat"` (Chat Completions). */
+  wire: string;
+  /** The origin of the base URL the reply came from, such as `https://generativelanguage.googleapis.com`. */
+  origin: string;
+  /** Gemini: the part's `thoughtSignature`, byte for byte. */
+  thoughtSignature?: string;
+  /** Gemini: the call came without an id (skein made this block's id): it goes back without one. */
+  madeId?: boolean;
+  /** Chat Completions: the tool call's `extra_content`, as received. */
+  extraContent?: unknown;
 }
 
 export interface RedactedThinkingBlock {

@@ -196,11 +196,12 @@ function wireMessages(messages: Message[], caching: boolean): unknown[] {
     // A reply with nothing in it (the API refuses empty messages) says nothing worth replaying.
     if (message.role === "assistant" && message.content.length === 0) continue;
     const previous = wire.at(-1);
+    const content = withoutProviderData(message.content);
     // Turns alternate on the wire: consecutive messages of one role (a message added after a
     // batch's results) go as one turn, which is what the API makes of them.
     if (previous?.role === message.role) {
-      previous.content = [...blocksOf(previous.content), ...blocksOf(message.content)];
-    } else wire.push({ role: message.role, content: message.content });
+      previous.content = [...blocksOf(previous.content), ...blocksOf(content)];
+    } else wire.push({ role: message.role, content });
   }
   if (caching) {
     // The last message, and the one two before it (the previous turn's end): the cache looks back
@@ -211,6 +212,30 @@ function wireMessages(messages: Message[], caching: boolean): unknown[] {
     }
   }
   return wire;
+}
+
+/**
+ * Another provider's data on a block (Gemini's thought signatures, a Chat Completions call's
+ * `extra_content`) is not Anthropic's: the blocks go without it, and an empty text block that
+ * only carried it, or another provider's thinking, goes not at all. The content as it is when no block has any.
+ */
+function withoutProviderData(content: string | ContentBlock[]): string | ContentBlock[] {
+  if (typeof content === "string") return content;
+  if (!content.some((block) => (block as { providerData?: unknown }).providerData !== undefined))
+    return content;
+  const blocks: ContentBlock[] = [];
+  for (const block of content) {
+    if (!("providerData" in block)) {
+      blocks.push(block);
+      continue;
+    }
+    if (block.type === "text" && block.text === "") continue;
+    // Another provider's thinking has no Anthropic signature, which the API requires.
+    if (block.type === "thinking" && !block.signature) continue;
+    const { providerData: _dropped, ...rest } = block as ContentBlock & { providerData?: unknown };
+    blocks.push(rest as ContentBlock);
+  }
+  return blocks;
 }
 
 function blocksOf(content: string | readonly unknown[]): unknown[] {

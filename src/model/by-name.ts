@@ -3,28 +3,37 @@
 
 import { ConfigurationError } from "../core/errors.ts";
 import { anthropic } from "./anthropic.ts";
+import { google } from "./google.ts";
 import type { Model } from "./model.ts";
 import { openai } from "./openai.ts";
 
-export type Protocol = "anthropic" | "openai";
+export type Protocol = "anthropic" | "openai" | "google";
 
 export interface NamedModel {
   /** Undefined for a bare name of no known family: the Anthropic protocol, by default. */
   protocol: Protocol | undefined;
-  /** The model id to send, without an `anthropic:` / `openai:` prefix. */
+  /** The model id to send, without an `anthropic:` / `openai:` / `google:` prefix. */
   model: string;
 }
 
-const PREFIXES: readonly Protocol[] = ["anthropic", "openai"];
+const PREFIXES: readonly Protocol[] = ["anthropic", "openai", "google"];
 const FAMILIES: readonly [RegExp, Protocol][] = [
   [/^claude-/, "anthropic"],
   [/^(gpt-|o1|o3|o4)/, "openai"],
+  [/^gemini-/, "google"],
 ];
 
+const EXAMPLES: Record<Protocol, string> = {
+  anthropic: "anthropic:claude-sonnet-4-6",
+  openai: "openai:gpt-4o",
+  google: "google:gemini-2.5-flash",
+};
+
 /**
- * `anthropic:<id>` and `openai:<id>` name the protocol outright (for any id: `openai:qwen3`,
- * `anthropic:deepseek-chat`); otherwise `claude-*` is Anthropic, and `gpt-*`, `o1*`, `o3*`, `o4*`
- * are OpenAI. Only these two prefixes are read: `qwen3:8b` (an Ollama tag) stays a bare name.
+ * `anthropic:<id>`, `openai:<id>` and `google:<id>` name the protocol outright (for any id:
+ * `openai:qwen3`, `anthropic:deepseek-chat`); otherwise `claude-*` is Anthropic, `gpt-*`, `o1*`,
+ * `o3*`, `o4*` are OpenAI, and `gemini-*` is Gemini's native API. Only these prefixes are read:
+ * `qwen3:8b` (an Ollama tag) stays a bare name.
  */
 export function parseModelName(name: string): NamedModel {
   for (const protocol of PREFIXES) {
@@ -32,7 +41,7 @@ export function parseModelName(name: string): NamedModel {
     const model = name.slice(protocol.length + 1);
     if (model.trim() === "") {
       throw new ConfigurationError(
-        `model "${name}" names no model after "${protocol}:"; write it as ${protocol}:<model id>, such as ${protocol === "openai" ? "openai:gpt-4o" : "anthropic:claude-sonnet-4-6"}.`,
+        `model "${name}" names no model after "${protocol}:"; write it as ${protocol}:<model id>, such as ${EXAMPLES[protocol]}.`,
       );
     }
     return { protocol, model };
@@ -57,6 +66,7 @@ export function modelFromName(
     ...(options.baseURL !== undefined ? { baseURL: options.baseURL } : {}),
   };
   if (protocol === "openai") return openai(settings);
+  if (protocol === "google") return google(settings);
   if (protocol === "anthropic") return anthropic(settings);
   const from = options.source ? ` (from ${options.source})` : "";
   const hint = `The model name "${name}"${from} has no protocol prefix, so it is sent with the Anthropic protocol; for an OpenAI-compatible server, write "openai:${name}".`;

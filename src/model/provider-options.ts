@@ -80,6 +80,31 @@ export function resolveTransport(prefix: string, options: ProviderOptions): Tran
   };
 }
 
+/** Which environment variables a provider reads. */
+export type EnvironmentName = "ANTHROPIC" | "OPENAI" | "GEMINI";
+
+/** The variables of each provider: its keys (the first set one counts) and its base URL. */
+export const ENVIRONMENT: Record<EnvironmentName, { keys: readonly string[]; baseURL: string }> = {
+  ANTHROPIC: { keys: ["ANTHROPIC_API_KEY"], baseURL: "ANTHROPIC_BASE_URL" },
+  OPENAI: { keys: ["OPENAI_API_KEY"], baseURL: "OPENAI_BASE_URL" },
+  GEMINI: {
+    keys: ["GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY"],
+    baseURL: "GOOGLE_GEMINI_BASE_URL",
+  },
+};
+
+/** The first key variable that is set (an empty one counts as unset), and its name. */
+export function keyVariable(
+  variable: EnvironmentName,
+  env: NodeJS.ProcessEnv = process.env,
+): { name: string; key: string } | undefined {
+  for (const name of ENVIRONMENT[variable].keys) {
+    const key = env[name];
+    if (key) return { name, key };
+  }
+  return undefined;
+}
+
 /**
  * The key and base URL: given, else `<PREFIX>_API_KEY` / `<PREFIX>_BASE_URL`, else the provider's
  * own host. A key from the environment goes only where that environment points (see
@@ -88,7 +113,7 @@ export function resolveTransport(prefix: string, options: ProviderOptions): Tran
 export function readEnvironment(
   prefix: string,
   options: ProviderOptions,
-  variable: "ANTHROPIC" | "OPENAI",
+  variable: EnvironmentName,
   defaultBaseURL: string,
 ): { apiKey: string | undefined; baseURL: string; withheld?: string } {
   for (const name of ["apiKey", "baseURL", "model"] as const) {
@@ -99,7 +124,7 @@ export function readEnvironment(
     }
   }
   // An empty variable counts as unset, as shells often leave them.
-  const baseURL = options.baseURL || process.env[`${variable}_BASE_URL`] || defaultBaseURL;
+  const baseURL = options.baseURL || process.env[ENVIRONMENT[variable].baseURL] || defaultBaseURL;
   try {
     new URL(baseURL);
   } catch {
@@ -109,8 +134,7 @@ export function readEnvironment(
   }
   if (options.apiKey) return { apiKey: options.apiKey, baseURL };
   const apiKey = environmentKey(variable, baseURL, defaultBaseURL);
-  const withheld =
-    !apiKey && process.env[`${variable}_API_KEY`] ? `${variable}_API_KEY` : undefined;
+  const withheld = apiKey ? undefined : keyVariable(variable)?.name;
   return withheld ? { apiKey, baseURL, withheld } : { apiKey, baseURL };
 }
 
@@ -122,17 +146,17 @@ export function readEnvironment(
  * 401 says to pass `apiKey`. The CLI resolves its key by this same rule.
  */
 export function environmentKey(
-  variable: "ANTHROPIC" | "OPENAI",
+  variable: EnvironmentName,
   baseURL: string,
   defaultBaseURL: string,
   env: NodeJS.ProcessEnv = process.env,
 ): string | undefined {
-  const key = env[`${variable}_API_KEY`];
+  const key = keyVariable(variable, env)?.key;
   if (!key) return undefined;
   const target = parsedURL(baseURL);
   if (!target) return undefined;
   if (target.origin === parsedURL(defaultBaseURL)?.origin) return key;
-  const meant = parsedURL(env[`${variable}_BASE_URL`] || "");
+  const meant = parsedURL(env[ENVIRONMENT[variable].baseURL] || "");
   return meant && samePlace(meant, target) ? key : undefined;
 }
 
@@ -171,7 +195,7 @@ export function resolveProvider(spec: {
   prefix: string;
   options: ProviderOptions & { maxTokens?: number; structuredOutputs?: boolean };
   keys: ReadonlySet<string>;
-  variable: "ANTHROPIC" | "OPENAI";
+  variable: EnvironmentName;
   defaultBaseURL: string;
   path: string;
   defaultModel: string;
@@ -197,13 +221,13 @@ export function resolveProvider(spec: {
   const missingKeyHint = apiKey
     ? undefined
     : withheld
-      ? `No API key was sent: ${withheld} is sent only to ${ownHost} or to ${variable}_BASE_URL. Pass apiKey (to createAgent or ${prefix}) with the key for ${server}, or set ${variable}_BASE_URL to this server.`
+      ? `No API key was sent: ${withheld} is sent only to ${ownHost} or to ${ENVIRONMENT[variable].baseURL}. Pass apiKey (to createAgent or ${prefix}) with the key for ${server}, or set ${ENVIRONMENT[variable].baseURL} to this server.`
       : `No API key was sent to ${server}: pass apiKey (to createAgent or ${prefix}).`;
   // A key is required only for the provider's own host; local and compatible servers may need
   // none. The key is read here, once, so a missing one is known now: the factory throws.
   if (!apiKey && new URL(endpoint).hostname === ownHost)
     throw new ConfigurationError(
-      `${prefix}: no API key for ${ownHost}. Set ${variable}_API_KEY, or pass apiKey (and baseURL for another server).`,
+      `${prefix}: no API key for ${ownHost}. Set ${ENVIRONMENT[variable].keys.join(" or ")}, or pass apiKey (and baseURL for another server).`,
     );
   return {
     ...(missingKeyHint ? { missingKeyHint } : {}),

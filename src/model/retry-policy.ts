@@ -7,12 +7,14 @@ import {
   APIError,
   InternalServerError,
   OverloadedError,
+  ProtocolError,
   RateLimitError,
 } from "../core/errors.ts";
 
 /** RELIABILITY contract 2: connection errors, 408, 409, 429, 5xx and overloaded errors are retried; `x-should-retry` decides first. */
 export function shouldRetry(error: unknown): boolean {
   if (error instanceof APIConnectionError) return true;
+  if (error instanceof ProtocolError) return error.retryable === true;
   if (!(error instanceof APIError)) return false;
   const header = error.headers["x-should-retry"];
   if (header === "true") return true;

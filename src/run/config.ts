@@ -112,6 +112,8 @@ export interface EngineConfig {
   sources?: { name: string; source: ToolSource }[];
   /** Under the hardened preset. */
   hardened?: boolean;
+  /** Run as a child (an agent tool's), it takes its parent's model (an agent file's `model: inherit`). */
+  inheritsModel?: boolean;
   /** The tool list sent to the model, built once. */
   toolSpecs: ModelToolSpec[];
   maxTurns: number;

@@ -4,6 +4,7 @@ import { ConfigurationError, describeThrown } from "../core/errors.ts";
 import { assertKnownOptions, describeValue } from "../core/options.ts";
 import { anthropicWire } from "./mock/anthropic-wire.ts";
 import { checkTurn, withoutFaults } from "./mock/check-turn.ts";
+import { createGeminiWire } from "./mock/gemini-wire.ts";
 import { openaiWire } from "./mock/openai-wire.ts";
 import { type ErrorContext, planTurn, type RequestContext, type Wire } from "./mock/plan.ts";
 import { type Playback, playBody, playStream, sleep } from "./mock/play.ts";
@@ -18,11 +19,14 @@ import type {
 } from "./mock/types.ts";
 
 const OPTION_KEYS: ReadonlySet<string> = new Set(["script", "models", "validate"]);
-const WIRES: Record<MockProtocol, Wire> = { anthropic: anthropicWire, openai: openaiWire };
+
+/** Gemini's call path: `/v1beta/models/{model}:streamGenerateContent` (or `:generateContent`). */
+const GEMINI_CALL = /^\/v1beta\/models\/([^/:]+):(streamGenerateContent|generateContent)$/;
 
 /**
- * A local HTTP server on 127.0.0.1 (a free port) that speaks the Anthropic Messages API at `url`
- * and the OpenAI Chat Completions API at `url + "/v1"`, streamed or not, plays a script and
+ * A local HTTP server on 127.0.0.1 (a free port) that speaks the Anthropic Messages API at `url`,
+ * the OpenAI Chat Completions API at `url + "/v1"` and the Gemini API at `url` (`POST
+ * /v1beta/models/{model}:streamGenerateContent?alt=sse`), streamed or not, plays a script and
  * injects the faults a turn asks for. See `MockTurn` for the script and its faults.
  *
  * @example
@@ -64,6 +68,7 @@ export async function mockServer(options: MockServerOptions): Promise<MockServer
     attempts: new Map(),
     seq: 0,
     closing: new AbortController(),
+    wires: { anthropic: anthropicWire, openai: openaiWire, gemini: createGeminiWire(new Map()) },
   };
   const server = createServer((request, response) => {
     handle(state, request, response).catch((error: unknown) => {
@@ -100,6 +105,8 @@ interface ServerState {
   attempts: Map<number, number>;
   seq: number;
   closing: AbortController;
+  /** Each protocol's wire; Gemini's remembers the signatures this server gave. */
+  wires: Record<MockProtocol, Wire>;
 }
 
 async function handle(state: ServerState, request: IncomingMessage, response: ServerResponse) {
@@ -115,7 +122,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
   const lifetime = new AbortController();
   response.once("close", () => lifetime.abort());
   const signal = AbortSignal.any([lifetime.signal, state.closing.signal]);
-  const wire = WIRES[protocol];
+  const wire = state.wires[protocol];
   const requestId = `req_mock_${state.seq}`;
   const errorContext: ErrorContext = { model: undefined, requestId, method, path: url.pathname };
   const sendError = (status: number, spec: MockErrorSpec, extra: Record<string, string> = {}) =>
@@ -132,22 +139,36 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     return sendError(404, { message: `model: ${id} not found` });
   }
   const path = url.pathname.replace(/\/+$/, "");
+  const gemini = protocol === "gemini" ? GEMINI_CALL.exec(path) : undefined;
   const isCall =
     method === "POST" &&
-    path === (protocol === "anthropic" ? "/v1/messages" : "/v1/chat/completions");
+    (protocol === "gemini"
+      ? gemini !== null
+      : path === (protocol === "anthropic" ? "/v1/messages" : "/v1/chat/completions"));
   if (!isCall) return sendError(404, {});
 
   if (raw.length > 0 && typeof body !== "object") {
     return sendError(400, { message: "mockServer: the request body is not valid JSON." });
   }
-  if (!Array.isArray(body?.messages)) {
-    return sendError(400, { message: "messages: Field required (an array of messages)." });
+  const history = protocol === "gemini" ? body?.contents : body?.messages;
+  if (!Array.isArray(history)) {
+    return sendError(
+      400,
+      protocol === "gemini"
+        ? { message: "* GenerateContentRequest.contents: contents is not specified" }
+        : { message: "messages: Field required (an array of messages)." },
+    );
   }
-  errorContext.model = typeof body.model === "string" ? body.model : undefined;
+  errorContext.model = gemini
+    ? decodeURIComponent(gemini[1]!)
+    : typeof body.model === "string"
+      ? body.model
+      : undefined;
   // What the real API refuses is refused here too, before the script is asked.
   const refused = state.options.validate ? wire.validate(body) : undefined;
   if (refused) return sendError(400, refused, { "x-should-retry": "false" });
-  const index = body.messages.filter((message: any) => message?.role === "assistant").length;
+  const replyRole = protocol === "gemini" ? "model" : "assistant";
+  const index = history.filter((message: any) => message?.role === replyRole).length;
   const attempt = (state.attempts.get(index) ?? 0) + 1;
   state.attempts.set(index, attempt);
   record.turn = index;
@@ -162,12 +183,28 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
     return sendError(500, { message: describeThrown(error).message }, noRetry);
   }
   if (turn.times !== undefined && attempt > turn.times) turn = withoutFaults(turn);
-  await respond({ state, wire, turn, body, raw, index, errorContext, signal, response, sendError });
+  const streamed = gemini ? gemini[2] === "streamGenerateContent" : body.stream === true;
+  await respond({
+    state,
+    protocol,
+    wire,
+    turn,
+    body,
+    raw,
+    index,
+    streamed,
+    errorContext,
+    signal,
+    response,
+    sendError,
+  });
 }
 
 interface Answer {
   state: ServerState;
+  protocol: MockProtocol;
   wire: Wire;
+  streamed: boolean;
   turn: MockTurn;
   body: any;
   raw: Buffer;
@@ -202,7 +239,7 @@ async function respond(answer: Answer): Promise<void> {
     return playBody(playback, { status: turn.status, body, contentType: "application/json" });
   }
   const context: RequestContext = {
-    protocol: wire === anthropicWire ? "anthropic" : "openai",
+    protocol: answer.protocol,
     seq: answer.state.seq,
     index: answer.index,
     model: errorContext.model ?? "mock-model",
@@ -210,8 +247,7 @@ async function respond(answer: Answer): Promise<void> {
     includeUsage: answer.body.stream_options?.include_usage === true,
   };
   const plan = planTurn(turn, context);
-  if (answer.body.stream === true)
-    return playStream(playback, plan, wire.events(plan, context), wire);
+  if (answer.streamed) return playStream(playback, plan, wire.events(plan, context), wire);
   const body = JSON.stringify(wire.message(plan));
   return playBody(playback, { status: 200, body, contentType: "application/json" });
 }
@@ -261,8 +297,9 @@ function headersOf(request: IncomingMessage): Record<string, string> {
   return headers;
 }
 
-/** By path where it tells (`/v1/messages`, `/v1/chat/...`), else by the client's auth headers. */
+/** By path where it tells (`/v1/messages`, `/v1/chat/...`, `/v1beta/`), else by the client's auth headers. */
 function protocolOf(pathname: string, headers: Record<string, string>): MockProtocol {
+  if (pathname.startsWith("/v1beta/")) return "gemini";
   if (pathname.startsWith("/v1/messages")) return "anthropic";
   if (pathname.startsWith("/v1/chat/")) return "openai";
   return "x-api-key" in headers || "anthropic-version" in headers ? "anthropic" : "openai";

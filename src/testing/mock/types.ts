@@ -1,7 +1,7 @@
 import type { ScriptedTurn } from "../scripted-model.ts";
 
-/** The two wire protocols the mock server speaks. */
-export type MockProtocol = "anthropic" | "openai";
+/** The wire protocols the mock server speaks. */
+export type MockProtocol = "anthropic" | "openai" | "gemini";
 
 /**
  * A position in a stream, counted in SSE events as sent: `n` means "after the first `n` events",

@@ -1,0 +1,50 @@
+// The options several commands of the skein command share, and the checks of their values.
+
+import { InvalidArgumentError, Option } from "commander";
+import { PROVIDER_NAMES } from "./provider.ts";
+
+/** A repeatable option's values, in order. */
+export const collect = (value: string, previous: string[] | undefined) => [
+  ...(previous ?? []),
+  value,
+];
+
+export function providerOption(): Option {
+  return new Option(
+    "--provider <name>",
+    "the API protocol (default: openai for --model gpt-*, o1*, o3*, o4* or openai:<id>, google for gemini-* or google:<id>, else anthropic)",
+  ).choices(PROVIDER_NAMES);
+}
+
+export function parseURL(value: string): string {
+  try {
+    new URL(value);
+    return value;
+  } catch {
+    throw new InvalidArgumentError("it must be an absolute URL, such as http://localhost:8080.");
+  }
+}
+
+export function parseConcurrency(value: string): number {
+  const runs = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(runs) || runs < 1) {
+    throw new InvalidArgumentError("it must be a whole number of runs, 1 or more.");
+  }
+  return runs;
+}
+
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(port) || port < 1 || port > 65535) {
+    throw new InvalidArgumentError("it must be a port number from 1 to 65535.");
+  }
+  return port;
+}
+
+export function parseTurns(value: string): number {
+  const turns = Number(value);
+  if (!Number.isInteger(turns) || turns < 1) {
+    throw new InvalidArgumentError("it must be a whole number of turns, 1 or more.");
+  }
+  return turns;
+}
