@@ -22,6 +22,7 @@ const HEAVY = [
   "test/examples-many-machines.test.ts",
   "test/cli/queue.test.ts",
   "test/cli/dev-browser.test.ts",
+  "test/cli/dev-postgres.test.ts",
   // Slow for what they start (node and bwrap processes, a packed package, MCP servers, a pty):
   // their cases stay in CI, out of the quick loop.
   "test/package/packed.test.ts",

@@ -50,6 +50,7 @@ export type {
   ImageBlock,
   Message,
   ProviderData,
+  ReasoningBlock,
   TextBlock,
   ThinkingBlock,
   ToolResultBlock,
@@ -73,6 +74,13 @@ export type {
 } from "./model/model.ts";
 export type { OpenAIOptions } from "./model/openai.ts";
 export { openai } from "./model/openai.ts";
+export type { ModelPrice, PriceTable } from "./model/pricing.ts";
+export { MODEL_PRICES, PRICES_TAKEN } from "./model/pricing.ts";
+export type {
+  ReasoningEffort,
+  ReasoningSettings,
+  ReasoningSummary,
+} from "./model/reasoning.ts";
 export type {
   AgentHooks,
   AgentOptions,

@@ -161,9 +161,30 @@ export async function restoreChild(
 /** What a child spent since `before` (its total when it paused). */
 function minus(spent: Usage, before: Usage): Usage {
   const left = emptyUsage();
-  for (const key of Object.keys(left) as (keyof Usage)[])
-    left[key] = Math.max(0, spent[key] - before[key]);
+  for (const key of TOKEN_COUNTS) left[key] = Math.max(0, spent[key] - before[key]);
+  if (spent.reasoningTokens !== undefined)
+    left.reasoningTokens = Math.max(0, spent.reasoningTokens - (before.reasoningTokens ?? 0));
+  // Known only when both are (a child priced from its start).
+  if (spent.costUsd !== undefined && (before.costUsd !== undefined || isZero(before)))
+    left.costUsd = Math.max(0, spent.costUsd - (before.costUsd ?? 0));
   return left;
+}
+
+const TOKEN_COUNTS = [
+  "inputTokens",
+  "outputTokens",
+  "cacheReadInputTokens",
+  "cacheCreationInputTokens",
+] as const;
+
+function isZero(usage: Usage): boolean {
+  return (
+    usage.inputTokens +
+      usage.outputTokens +
+      usage.cacheReadInputTokens +
+      usage.cacheCreationInputTokens ===
+    0
+  );
 }
 
 /** The call's result from the child's: its text, or `toModelOutput`'s; failures are error results. */

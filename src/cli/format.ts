@@ -64,13 +64,22 @@ export interface RunTotals {
   durationMs: number;
 }
 
-/** `usage: 1,815 input, 225 output tokens; 1,067 cache reads, 0 cache writes · 3 turns · 2.1 s` */
+/**
+ * `usage: 1,815 input, 225 output tokens; 1,067 cache reads, 0 cache writes · $0.0061 · 3 turns · 2.1 s`
+ * (the cost only when every model call was priced).
+ */
 export function formatUsage(totals: RunTotals): string {
   const { usage } = totals;
   const turns = `${totals.numTurns} turn${totals.numTurns === 1 ? "" : "s"}`;
+  const cost = usage.costUsd === undefined ? "" : ` · ${formatCost(usage.costUsd)}`;
   return (
     `usage: ${numbers.format(usage.inputTokens)} input, ${numbers.format(usage.outputTokens)} output tokens; ` +
     `${numbers.format(usage.cacheReadInputTokens)} cache reads, ${numbers.format(usage.cacheCreationInputTokens)} cache writes` +
-    ` · ${turns} · ${formatDuration(totals.durationMs)}`
+    `${cost} · ${turns} · ${formatDuration(totals.durationMs)}`
   );
+}
+
+/** Dollars: cents for a dollar or more, four decimals below (a turn often costs a fraction of a cent). */
+export function formatCost(usd: number): string {
+  return usd >= 1 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(4)}`;
 }

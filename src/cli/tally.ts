@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { addUsage } from "../core/messages.ts";
 import type { SDKResultMessage, Usage } from "../index.ts";
 import type { RunTotals } from "./format.ts";
 
@@ -52,7 +53,7 @@ export class RunTally {
   totals(): RunTotals {
     const earlier = this.#earlier;
     const usage = { ...earlier.usage };
-    for (const key of Object.keys(usage) as (keyof Usage)[]) usage[key] += this.#run.usage[key];
+    addUsage(usage, this.#run.usage);
     return {
       numTurns: earlier.numTurns + this.#run.numTurns,
       usage,

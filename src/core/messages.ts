@@ -57,6 +57,23 @@ export interface ProviderData {
   madeId?: boolean;
   /** Chat Completions: the tool call's `extra_content`, as received. */
   extraContent?: unknown;
+  /** OpenAI Responses: the reasoning item as received (`id`, `encrypted_content`, `summary`). */
+  item?: Record<string, unknown>;
+  /** OpenAI Responses: the id of the function call's item (`fc_...`), sent back with the call. */
+  itemId?: string;
+}
+
+/**
+ * Reasoning a provider returns as an opaque item (OpenAI Responses' `reasoning` items with their
+ * `encrypted_content`): kept in the assistant message in its place, before the calls it
+ * preceded, and sent back whole (`providerData.item`) to the same protocol and origin on every
+ * later request. `text` is its readable summary ("" when the model gave none). Every other
+ * provider leaves the block out.
+ */
+export interface ReasoningBlock {
+  type: "reasoning";
+  text: string;
+  providerData: ProviderData;
 }
 
 export interface RedactedThinkingBlock {
@@ -70,7 +87,8 @@ export type ContentBlock =
   | ToolUseBlock
   | ToolResultBlock
   | ThinkingBlock
-  | RedactedThinkingBlock;
+  | RedactedThinkingBlock
+  | ReasoningBlock;
 
 export interface Message {
   role: "user" | "assistant";
@@ -84,18 +102,52 @@ export interface Usage {
   outputTokens: number;
   cacheReadInputTokens: number;
   cacheCreationInputTokens: number;
+  /** Of `outputTokens`, those spent reasoning, when the provider says. */
+  reasoningTokens?: number;
+  /**
+   * What these tokens cost in US dollars, from the price table (`MODEL_PRICES` and the agent's
+   * `pricing`). Undefined when a model call it covers had no price (never a guessed 0).
+   */
+  costUsd?: number;
 }
 
 export function emptyUsage(): Usage {
   return { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
 }
 
+/**
+ * Adds `turn` to `total`. The cost stays known only while everything added was priced: usage with
+ * tokens but no `costUsd` (an unpriced model) makes the total's cost undefined from then on;
+ * usage of nothing (no tokens, no cost) changes nothing.
+ */
 export function addUsage(total: Usage, turn: Partial<Usage> | undefined): void {
   if (!turn) return;
+  const empty = isEmptyUsage(total);
+  if (isEmptyUsage(turn)) return;
   total.inputTokens += turn.inputTokens ?? 0;
   total.outputTokens += turn.outputTokens ?? 0;
   total.cacheReadInputTokens += turn.cacheReadInputTokens ?? 0;
   total.cacheCreationInputTokens += turn.cacheCreationInputTokens ?? 0;
+  if (turn.reasoningTokens !== undefined)
+    total.reasoningTokens = (total.reasoningTokens ?? 0) + turn.reasoningTokens;
+  const cost = empty
+    ? turn.costUsd
+    : total.costUsd === undefined || turn.costUsd === undefined
+      ? undefined
+      : total.costUsd + turn.costUsd;
+  if (cost === undefined) delete total.costUsd;
+  else total.costUsd = cost;
+}
+
+/** No tokens and no cost: what a run with no model call spent. */
+function isEmptyUsage(usage: Partial<Usage>): boolean {
+  return (
+    !usage.inputTokens &&
+    !usage.outputTokens &&
+    !usage.cacheReadInputTokens &&
+    !usage.cacheCreationInputTokens &&
+    usage.costUsd === undefined
+  );
 }
 
 /** The concatenated text of a message's or a result's text blocks. */

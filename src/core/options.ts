@@ -72,6 +72,7 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "apiKey",
   "baseURL",
   "modelName",
+  "pricing",
   "systemPrompt",
   "tools",
   "maxTurns",
@@ -164,6 +165,7 @@ export const MODEL_SETTINGS_KEYS: ReadonlySet<string> = new Set([
   "stopSequences",
   "toolChoice",
   "maxOutputTokens",
+  "reasoning",
 ]);
 export const CONTEXT_KEYS: ReadonlySet<string> = new Set([
   "window",

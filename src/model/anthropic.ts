@@ -8,6 +8,12 @@ import {
   type ProviderOptions,
   resolveProvider,
 } from "./provider-options.ts";
+import {
+  ANTHROPIC_EFFORT_BUDGETS,
+  ANTHROPIC_MIN_BUDGET,
+  type ReasoningSettings,
+  refuseReasoning,
+} from "./reasoning.ts";
 import { type Refuser, refuse, toolChoiceOf } from "./settings.ts";
 import { readErrorBody, streamWithRetries } from "./transport.ts";
 
@@ -80,20 +86,30 @@ export function anthropic(options: AnthropicOptions = {}): Model {
       { signal }: { signal: AbortSignal },
     ): AsyncIterable<ModelStreamEvent> {
       const settings = request.settings ?? {};
+      const maxTokens = settings.maxOutputTokens ?? request.maxTokens ?? options.maxTokens ?? 8192;
+      // modelSettings.reasoning, when given, replaces the provider's `thinking` for this call.
+      const reasoned = settings.reasoning ? thinkingOf(settings.reasoning) : undefined;
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
-        max_tokens: settings.maxOutputTokens ?? request.maxTokens ?? options.maxTokens ?? 8192,
+        // The thinking budget counts toward max_tokens, which must exceed it: the answer keeps
+        // the room it was given.
+        max_tokens: maxTokens + (reasoned?.budget_tokens ?? 0),
         messages: wireMessages(request.messages, caching),
         stream: true,
       };
-      applySettings(body, request, { ownHost, thinking });
+      applySettings(body, request, {
+        ownHost,
+        thinking: reasoned ? reasoned.type === "enabled" : thinking,
+      });
       if (request.system) {
         body.system = [
           { type: "text", text: request.system, ...(caching ? { cache_control: EPHEMERAL } : {}) },
         ];
       }
       if (request.tools.length) body.tools = wireTools(request.tools, caching);
-      if (options.thinking) body.thinking = options.thinking;
+      if (reasoned) {
+        if (reasoned.type === "enabled") body.thinking = reasoned;
+      } else if (options.thinking) body.thinking = options.thinking;
       if (structuredOutputs && request.output) {
         // Structured outputs as generally available: `output_config.format`, no beta header.
         // Followed: https://platform.claude.com/docs/en/build-with-claude/structured-outputs
@@ -119,6 +135,37 @@ export function anthropic(options: AnthropicOptions = {}): Model {
 }
 
 const EPHEMERAL = { type: "ephemeral" } as const;
+
+/**
+ * `modelSettings.reasoning` as Anthropic's `thinking`: `budgetTokens` as its budget, else the
+ * budget of the effort (`ANTHROPIC_EFFORT_BUDGETS`); effort `"none"` (or a budget of 0) turns it
+ * off. A summary is refused: Anthropic streams its thinking without one.
+ */
+function thinkingOf(
+  reasoning: ReasoningSettings,
+):
+  | { type: "enabled"; budget_tokens: number }
+  | { type: "disabled"; budget_tokens?: undefined }
+  | undefined {
+  refuseReasoning(
+    ANTHROPIC,
+    reasoning,
+    ["summary"],
+    "Anthropic's thinking is streamed as it is, with no summary to ask for: leave reasoning.summary out.",
+  );
+  const { effort, budgetTokens } = reasoning;
+  if (budgetTokens === 0 || (budgetTokens === undefined && effort === "none"))
+    return { type: "disabled" };
+  if (budgetTokens === undefined && effort === undefined) return undefined;
+  const budget =
+    budgetTokens ?? ANTHROPIC_EFFORT_BUDGETS[effort as keyof typeof ANTHROPIC_EFFORT_BUDGETS];
+  if (budget < ANTHROPIC_MIN_BUDGET)
+    throw refuse(
+      ANTHROPIC,
+      `modelSettings.reasoning.budgetTokens is ${budget}, below the smallest thinking budget of ${ANTHROPIC.api} (${ANTHROPIC_MIN_BUDGET}). Give at least ${ANTHROPIC_MIN_BUDGET}, or 0 to turn thinking off.`,
+    );
+  return { type: "enabled", budget_tokens: budget };
+}
 
 /**
  * The tools as sent: as given, the last with a cache breakpoint when caching. That copy is made
@@ -230,6 +277,8 @@ function withoutProviderData(content: string | ContentBlock[]): string | Content
       continue;
     }
     if (block.type === "text" && block.text === "") continue;
+    // Another protocol's reasoning item (OpenAI Responses): never sent here.
+    if (block.type === "reasoning") continue;
     // Another provider's thinking has no Anthropic signature, which the API requires.
     if (block.type === "thinking" && !block.signature) continue;
     const { providerData: _dropped, ...rest } = block as ContentBlock & { providerData?: unknown };

@@ -7,6 +7,7 @@ import {
   type ProviderOptions,
   resolveProvider,
 } from "./provider-options.ts";
+import type { ReasoningSettings } from "./reasoning.ts";
 import { type Refuser, refuse, toolChoiceOf } from "./settings.ts";
 import { readErrorBody, streamWithRetries } from "./transport.ts";
 
@@ -133,19 +134,12 @@ function generationConfigOf(
     );
   }
   if (stop?.length) config.stopSequences = stop;
-  const reasoning = (settings as { reasoning?: ReasoningSettings }).reasoning;
+  const reasoning = settings.reasoning;
   if (reasoning) {
     const thinking = thinkingConfigOf(reasoning);
     if (thinking) config.thinkingConfig = thinking;
   }
   return config;
-}
-
-/** `modelSettings.reasoning`, as the contract fixes it (checked where the settings are read). */
-export interface ReasoningSettings {
-  effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
-  summary?: "auto" | "concise" | "detailed";
-  budgetTokens?: number;
 }
 
 /**

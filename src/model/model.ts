@@ -1,4 +1,5 @@
 import type { Message, Usage } from "../core/messages.ts";
+import type { ReasoningSettings } from "./reasoning.ts";
 
 /** A tool as the model sees it: nothing else (no metadata, no security, no functions) crosses this line. */
 export interface ModelToolSpec {
@@ -15,6 +16,12 @@ export interface ModelSettings {
   /** `"required"` is the same as `"any"`: some tool must be called. */
   toolChoice?: "auto" | "any" | "required" | "none" | { name: string };
   maxOutputTokens?: number;
+  /**
+   * How the model reasons, on every protocol (design/models.md): Responses `reasoning`, Chat
+   * Completions `reasoning_effort`, Anthropic `thinking`, Gemini `thinkingConfig`. What a protocol
+   * cannot take is a `ConfigurationError` before any request.
+   */
+  reasoning?: ReasoningSettings;
 }
 
 export interface ModelRequest {

@@ -8,6 +8,7 @@ import {
   type ProviderOptions,
   resolveProvider,
 } from "./provider-options.ts";
+import { refuseReasoning } from "./reasoning.ts";
 import { type Refuser, refuse, toolChoiceOf } from "./settings.ts";
 import { readErrorBody, streamWithRetries } from "./transport.ts";
 
@@ -143,6 +144,16 @@ function applySettings(body: Record<string, unknown>, request: ModelRequest): vo
     );
   }
   if (stop?.length) body.stop = stop;
+  const reasoning = settings.reasoning;
+  if (reasoning) {
+    refuseReasoning(
+      OPENAI,
+      reasoning,
+      ["summary", "budgetTokens"],
+      'Chat Completions takes only reasoning.effort (as reasoning_effort); for a summary use openai({ api: "responses" }).',
+    );
+    if (reasoning.effort !== undefined) body.reasoning_effort = reasoning.effort;
+  }
   const choice = toolChoiceOf(OPENAI, request);
   if (choice === undefined) return;
   body.tool_choice =

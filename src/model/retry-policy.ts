@@ -19,6 +19,8 @@ export function shouldRetry(error: unknown): boolean {
   const header = error.headers["x-should-retry"];
   if (header === "true") return true;
   if (header === "false") return false;
+  // A 429 that says the account is out of credit: trying again cannot help (design/models.md).
+  if (error.type === "insufficient_quota") return false;
   // These are only made for retryable answers, with or without a status (an error event inside a stream has none).
   if (
     error instanceof OverloadedError ||

@@ -254,6 +254,9 @@ export function readErrorBody(
     else if (typeof parsed.error === "string") message = parsed.error;
     else if (typeof parsed.message === "string") message = parsed.message;
     if (typeof inner?.type === "string") type = inner.type;
+    // Out of credit, said by the code where the type is generic: never retried.
+    if ((inner as { code?: unknown } | undefined)?.code === "insufficient_quota")
+      type = "insufficient_quota";
   } catch {
     message =
       body

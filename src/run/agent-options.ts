@@ -5,6 +5,7 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Message, Usage } from "../core/messages.ts";
 import type { SessionStore } from "../core/session-store.ts";
 import type { Model, ModelSettings } from "../model/model.ts";
+import type { PriceTable } from "../model/pricing.ts";
 import type { JsonSchema } from "../tools/schema.ts";
 import type {
   ApprovalHandler,
@@ -241,6 +242,12 @@ export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema 
   baseURL?: string | undefined;
   /** Overrides the model id the provider sends. */
   modelName?: string | undefined;
+  /**
+   * Prices by model id in US dollars per million tokens, added to (or overriding) skein's own
+   * table `MODEL_PRICES`: `result.usage.costUsd` is computed from them. A model with no price
+   * has `costUsd` undefined.
+   */
+  pricing?: PriceTable | undefined;
   systemPrompt?: string | undefined;
   tools?: ToolDefinition[] | undefined;
   /** Model calls per run; default 100. */

@@ -10,6 +10,7 @@ import {
   TOOL_EXECUTION_KEYS,
 } from "../core/options.ts";
 import { isModel, type Model, type ModelSettings, type ModelToolSpec } from "../model/model.ts";
+import { checkPricing, type PriceTable } from "../model/pricing.ts";
 import { isToolDefinition, runtimeOf } from "../tools/definition.ts";
 import type {
   ApprovalHandler,
@@ -86,6 +87,8 @@ export interface EngineConfig {
   model: ModelChoice;
   modelFactory: ModelFactory;
   modelName?: string;
+  /** The agent's `pricing` (checked), read before `MODEL_PRICES`. */
+  pricing?: PriceTable;
   system: string;
   /** Every tool by name: a Map, so names such as `__proto__` or `toString` never reach a prototype. */
   tools: Map<string, ToolDefinition>;
@@ -166,6 +169,8 @@ export function resolveConfig(
       `${prefix}: modelName must be a string, received ${describeValue(options.modelName)}.`,
     );
   }
+
+  const pricing = checkPricing(prefix, options.pricing);
 
   const { mode, maxConcurrency } = resolveConcurrency(options, prefix);
   if (options.tools !== undefined && !Array.isArray(options.tools)) {
@@ -251,6 +256,7 @@ export function resolveConfig(
     ...(tracing ? { tracing } : {}),
     modelFactory: resolution.modelFactory,
     modelName: options.modelName,
+    ...(pricing ? { pricing } : {}),
     system,
     tools,
     visible,

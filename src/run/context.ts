@@ -6,6 +6,7 @@ import { ContextWindowError } from "../core/errors.ts";
 import type { ContentBlock, Message, ToolResultBlock, Usage } from "../core/messages.ts";
 import { addUsage, textOf } from "../core/messages.ts";
 import type { Model, ModelToolSpec } from "../model/model.ts";
+import { type PriceTable, priced } from "../model/pricing.ts";
 import { type ContextSettings, defaultWindow } from "./settings.ts";
 import type { AgentEvent } from "./types.ts";
 
@@ -148,6 +149,8 @@ interface CompactOptions {
   emit: (event: AgentEvent) => void;
   /** Usage of a summarising call is added here. */
   usage: Usage;
+  /** The agent's prices, for the summarising call's cost. */
+  pricing?: PriceTable | undefined;
   /** `messages` is the run's transcript itself (not a hook's replacement): counted incrementally. */
   transcript: boolean;
   /** The `preCompact` hooks: may veto this compaction or supply the summary. */
@@ -318,7 +321,7 @@ async function summarize(options: CompactOptions, view: Message[]): Promise<bool
       usage = event.usage;
     }
   }
-  addUsage(options.usage, usage);
+  addUsage(options.usage, priced(usage, model.modelId, options.pricing));
   if (!text) return false;
   memory.summary = { covers: newestAssistant, text };
   return true;

@@ -7,6 +7,7 @@ import {
   type Usage,
 } from "../core/messages.ts";
 import type { Model } from "../model/model.ts";
+import { priced } from "../model/pricing.ts";
 import { batchAnswer, finalReply } from "./answer.ts";
 import { Batch, type BatchOutcome } from "./batch.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
@@ -253,8 +254,10 @@ async function runTurn(run: RunContext, agentModel: Model): Promise<TurnOutcome>
       throwIfAborted(run);
       return { kind: "failed", error: turn.error };
     }
-    addUsage(run.usage, turn.usage);
-    spendTurn(run, turn.usage);
+    // Priced by the model id asked for, not the one the server reports.
+    const usage = priced(turn.usage, request.modelName ?? model.modelId, run.config.pricing);
+    addUsage(run.usage, usage);
+    spendTurn(run, usage);
     rememberRequest(run.contextMemory, turn.usage);
     const records = claimToolCalls(run, batch, turn.message, turn.incompleteToolCalls);
     run.messages.push(turn.message);
@@ -262,7 +265,7 @@ async function runTurn(run: RunContext, agentModel: Model): Promise<TurnOutcome>
     const step: Step = {
       message: turn.message,
       toolCalls: [],
-      usage: turn.usage,
+      usage,
       stopReason: turn.stopReason,
     };
     run.steps.push(step);

@@ -143,6 +143,7 @@ function buildRequest(run: RunContext, parts: CallParts): PreparedCall | Promise
     signal: run.signal,
     emit: run.emit,
     usage: run.usage,
+    pricing: config.pricing,
     transcript: parts.messages === run.messages,
     ...(hasHook(placeOf(run), "preCompact") ? { preCompact: preCompactOf(run) } : {}),
   });

@@ -10,6 +10,7 @@ import {
 } from "../core/options.ts";
 import type { ModelSettings } from "../model/model.ts";
 import { isModel, type Model } from "../model/model.ts";
+import { checkReasoning } from "../model/reasoning.ts";
 import type { ContextOptions } from "./agent-options.ts";
 
 /** Checks `modelSettings` (of an agent, or returned by `beforeModelCall`); throws `ConfigurationError`. */
@@ -27,6 +28,7 @@ export function checkModelSettings(
     );
   };
   const { temperature, topP, stopSequences, toolChoice, maxOutputTokens } = given;
+  checkReasoning(prefix, given.reasoning);
   if (
     temperature !== undefined &&
     (typeof temperature !== "number" || !Number.isFinite(temperature) || temperature < 0)

@@ -121,6 +121,30 @@ describe("skein dev in a browser", () => {
     expect(readFileSync(shot).subarray(1, 4).toString()).toBe("PNG");
   });
 
+  it("shows a rewind's diff first, then rewinds; forks into a new session", async () => {
+    const page = await browser.newPage();
+    await page.goto(`${address}#session=greeting`);
+    await page.locator("[data-testid=rewind]").click();
+    const file = page.locator("[data-testid=rewind-file]");
+    await file.waitFor();
+    expect(await file.textContent()).toContain("hello.txt");
+    expect(await file.textContent()).toContain("-hello");
+    // Shown, not done: the file is still there until Rewind is clicked.
+    expect(existsSync(path.join(cwd, "hello.txt"))).toBe(true);
+    await page.locator("[data-testid=rewind-confirm]").click();
+    await page.getByText("Rewound: hello.txt (removed).").waitFor();
+    expect(existsSync(path.join(cwd, "hello.txt"))).toBe(false);
+
+    await page.locator("[data-testid=fork-session]").click();
+    await page.getByText(/^Forked into /).waitFor();
+    const forkedId = await page.locator("[data-testid=session-id]").textContent();
+    expect(forkedId).not.toBe("greeting");
+    await page.locator(`[data-testid=session-row][data-session-id="${forkedId}"]`).waitFor();
+    expect(await page.locator("[data-testid=prompt]").textContent()).toBe(
+      "write a greeting to hello.txt",
+    );
+  });
+
   it("shows planted HTML as text: no element is made from it and no script runs", async () => {
     const page = await browser.newPage();
     const errors: string[] = [];

@@ -27,6 +27,19 @@ let token: string;
 let pausedId: string;
 let hostileId: string;
 
+/** A gate: the steered run's second model call waits on it. */
+const steerTurn = (() => {
+  let reached!: () => void;
+  let release!: () => void;
+  const atTurn = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  return { reached: () => reached(), atTurn, released, release: () => release() };
+})();
+
 async function pauseOne(prompt: string, sessionId: string): Promise<void> {
   const store = sqliteStore({ path: path.join(cwd, ".skein", "sessions.db") });
   const agent = createAgent({
@@ -48,24 +61,32 @@ beforeAll(async () => {
   await chmod(path.join(cwd, ".skein", "approval-secret"), 0o600);
   // Turn by turn (the count of assistant messages): a Write waiting for approval, then the answer.
   server = await mockServer({
-    script: ({ body, index }) => {
-      const hostile = JSON.stringify(body.messages[0]).includes("look");
-      if (index > 0) return { text: "Wrote it." };
-      return hostile
-        ? {
-            toolCalls: [
-              { id: "h1", name: "Write", input: { file_path: "x.html", content: HOSTILE } },
-            ],
-          }
-        : {
-            toolCalls: [
-              { id: "w1", name: "Write", input: { file_path: "hello.txt", content: "hi\n" } },
-            ],
-          };
+    script: async ({ body, index }) => {
+      const first = JSON.stringify(body.messages[0]);
+      const write = (id: string, file: string, content: string) => ({
+        toolCalls: [{ id, name: "Write", input: { file_path: file, content } }],
+      });
+      if (first.includes("look"))
+        return index === 0 ? write("h1", "x.html", HOSTILE) : { text: "Wrote it." };
+      if (first.includes("steer me")) {
+        if (index === 0) return write("s1", "steer.txt", "steer\n");
+        if (index === 1) {
+          // The model call after the approval waits until the test has steered the run.
+          steerTurn.reached();
+          await steerTurn.released;
+          return { text: "first answer" };
+        }
+        return { text: "after steering" };
+      }
+      if (first.includes("deny me"))
+        return index === 0 ? write("d1", "denied.txt", "no\n") : { text: "Not written." };
+      return index === 0 ? write("w1", "hello.txt", "hi\n") : { text: "Wrote it." };
     },
   });
   hostileId = "hostile-session";
   await pauseOne(`look ${HOSTILE}`, hostileId);
+  await pauseOne("deny me", "deny-session");
+  await pauseOne("steer me", "steer-session");
   pausedId = "paused-session";
   await pauseOne("write hello", pausedId);
   dev = startCli(["dev"], {
@@ -373,5 +394,51 @@ describe("skein dev: the JSON API", () => {
       .json()
       .sessions.map((s: { sessionId: string }) => s.sessionId);
     expect(ids).toContain(forkId);
+  });
+
+  it("denies a call from the page: the run goes on without it, and the model is told", async () => {
+    const answer = await post("/api/sessions/deny-session/approve", { decisions: { d1: "deny" } });
+    expect(answer.status, answer.body).toBe(202);
+    await expect
+      .poll(async () => (await timeline("deny-session")).status, {
+        timeout: LIVENESS_MS,
+        interval: 100,
+      })
+      .toBe("idle");
+    const run = (await timeline("deny-session")).runs[0];
+    expect(run).toMatchObject({ status: "success", result: "Not written." });
+    expect(run.turns[0].calls[0]).toMatchObject({ id: "d1", status: "error" });
+    expect(run.turns[0].calls[0].result).toMatch(/declined/);
+    expect(existsSync(path.join(cwd, "denied.txt"))).toBe(false);
+  });
+
+  it("steers a run the inspector drives: the message reaches the model, the timeline shows it", async () => {
+    const answer = await post("/api/sessions/steer-session/approve", {
+      decisions: { s1: "allow" },
+    });
+    expect(answer.status, answer.body).toBe(202);
+    await steerTurn.atTurn;
+    const running = await timeline("steer-session");
+    expect(running).toMatchObject({ status: "running", live: true });
+    expect(running.runs[0].status).toBe("running");
+    // A rewind or a second approval waits for the run to end.
+    const checkpointId = running.runs[0].checkpointId;
+    expect((await post("/api/sessions/steer-session/rewind", { checkpointId })).status).toBe(409);
+    const steered = await post("/api/sessions/steer-session/steer", { text: "also say hi" });
+    expect(steered.status, steered.body).toBe(202);
+    steerTurn.release();
+    await expect
+      .poll(async () => (await timeline("steer-session")).status, {
+        timeout: LIVENESS_MS,
+        interval: 100,
+      })
+      .toBe("idle");
+    const run = (await timeline("steer-session")).runs[0];
+    expect(run.result).toBe("after steering");
+    expect(run.turns.flatMap((turn: { userMessages: string[] }) => turn.userMessages)).toEqual([
+      "also say hi",
+    ]);
+    const last = server.requests.at(-1)!.body.messages.at(-1);
+    expect(JSON.stringify(last)).toContain("also say hi");
   });
 });

@@ -33,7 +33,8 @@ describe('skein "prompt"', () => {
     const status = lines(result.stderr);
     expect(status[0]).toBe(`skein · anthropic claude-sonnet-4-6 at ${server.url}`);
     expect(status.at(-2)).toMatch(
-      /^usage: 1,200 input, 34 output tokens; 800 cache reads, 0 cache writes · 1 turn · [\d.]+ m?s$/,
+      // The cost: 1,200 input at $3/M, 34 output at $15/M, 800 cache reads at $0.30/M.
+      /^usage: 1,200 input, 34 output tokens; 800 cache reads, 0 cache writes · \$0\.004[34] · 1 turn · [\d.]+ m?s$/,
     );
     // The run is logged in the workspace's store; its id is the last line.
     expect(status.at(-1)).toMatch(/^session [0-9a-f-]{36}$/);

@@ -1,10 +1,12 @@
 /**
- * The provider conformance suite (STYLE point 8): both protocols, through the real HTTP clients
- * against the mock server, on the happy paths: streaming text, tool loops, usage, stop reasons
- * and thinking. Protocol differences are expected values, never skipped tests.
+ * The provider conformance suite (STYLE point 8): every provider, through the real HTTP clients
+ * against the mock server, on the happy paths: streaming text, tool loops, usage and its cost,
+ * stop reasons, thinking and the reasoning setting. One table, one row per provider: protocol
+ * differences are the row's expected values, never skipped tests. A new provider adds a row.
  */
 import { createHash } from "node:crypto";
-import { createBareAgent } from "skein";
+import { ConfigurationError, createBareAgent, type Model, type ReasoningSettings } from "skein";
+import type { MockServer } from "skein/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { closeMockServers } from "../support/servers.ts";
 import {
@@ -14,14 +16,121 @@ import {
   FAST,
   ofType,
   PROTOCOLS,
+  type SharedOptions,
   serve,
   streamModel,
 } from "./helpers.ts";
 
 afterEach(closeMockServers);
 
-describe.each(PROTOCOLS)("$name: conformance", (protocol) => {
-  const { make } = protocol;
+interface ConformanceRow {
+  name: string;
+  make(url: string, options?: SharedOptions): Model;
+  /** The second request of a one-call tool loop, read by the row: what it carries of the call and its result. */
+  expectToolResultSent(server: MockServer): void;
+  /** The protocol reports cache writes (else they read 0). */
+  cacheWrites: boolean;
+  /** The protocol has a stop-sequence stop reason (else it reads as end_turn). */
+  stopSequence: boolean;
+  /** The thinking of a reply before a call: how the transcript keeps it and the next request sends it. */
+  expectThinkingKept(thinking: string, block: unknown, server: MockServer): void;
+  /** A reasoning setting and what the row's request carries for it. */
+  reasoning: { given: ReasoningSettings; expectSent(body: any): void };
+  /** A reasoning setting the protocol cannot take (refused before any request). */
+  reasoningRefused: ReasoningSettings;
+}
+
+const ANTHROPIC = PROTOCOLS.find((protocol) => protocol.name === "anthropic")!;
+const CHAT = PROTOCOLS.find((protocol) => protocol.name === "openai")!;
+
+const ROWS: ConformanceRow[] = [
+  {
+    name: "anthropic",
+    make: ANTHROPIC.make,
+    expectToolResultSent(server) {
+      expect(bodies(server)[1].messages).toEqual([
+        {
+          role: "user",
+          content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }],
+        },
+        {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "toolu_mock_1_1", name: "echo", input: { text: "a" } }],
+        },
+        {
+          role: "user",
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "toolu_mock_1_1",
+              content: "echo: a",
+              is_error: false,
+              cache_control: { type: "ephemeral" },
+            },
+          ],
+        },
+      ]);
+    },
+    cacheWrites: true,
+    stopSequence: true,
+    expectThinkingKept(thinking, block, server) {
+      const signature = `mocksig_${createHash("sha256").update(thinking).digest("base64url").slice(0, 32)}`;
+      expect(block).toEqual({ type: "thinking", thinking, signature });
+      // Sent back unchanged, signature and all, as the Anthropic API requires in a tool loop.
+      expect(bodies(server)[1].messages[1].content[0]).toEqual({
+        type: "thinking",
+        thinking,
+        signature,
+      });
+    },
+    reasoning: {
+      given: { effort: "low" },
+      expectSent(body) {
+        // The documented budget of "low", added to max_tokens (FAST leaves the default 8192).
+        expect(body.thinking).toEqual({ type: "enabled", budget_tokens: 2048 });
+        expect(body.max_tokens).toBe(8192 + 2048);
+      },
+    },
+    reasoningRefused: { effort: "high", summary: "auto" },
+  },
+  {
+    name: "openai chat",
+    make: CHAT.make,
+    expectToolResultSent(server) {
+      expect(bodies(server)[1].messages).toEqual([
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [
+            {
+              id: "call_mock_1_1",
+              type: "function",
+              function: { name: "echo", arguments: '{"text":"a"}' },
+            },
+          ],
+        },
+        { role: "tool", tool_call_id: "call_mock_1_1", content: "echo: a" },
+      ]);
+    },
+    cacheWrites: false,
+    stopSequence: false,
+    expectThinkingKept(thinking, block) {
+      expect(block).toEqual({ type: "thinking", thinking });
+    },
+    reasoning: {
+      given: { effort: "high" },
+      expectSent(body) {
+        expect(body.reasoning_effort).toBe("high");
+      },
+    },
+    reasoningRefused: { effort: "low", budgetTokens: 2000 },
+  },
+  // Responses and Gemini rows: added with their providers.
+];
+
+describe.each(ROWS)("$name: conformance", (row) => {
+  const { make } = row;
 
   it("streams text_delta events in order, before the result, that make the final text", async () => {
     const server = await serve([{ text: "Hello there, streaming world" }]);
@@ -109,47 +218,7 @@ describe.each(PROTOCOLS)("$name: conformance", (protocol) => {
     ]);
     const agent = createBareAgent({ model: make(server.url, FAST), tools: [echoTool()] });
     await collect(agent);
-    const messages = bodies(server)[1].messages;
-    if (protocol.name === "anthropic") {
-      expect(messages).toEqual([
-        {
-          role: "user",
-          content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }],
-        },
-        {
-          role: "assistant",
-          content: [{ type: "tool_use", id: "toolu_mock_1_1", name: "echo", input: { text: "a" } }],
-        },
-        {
-          role: "user",
-          content: [
-            {
-              type: "tool_result",
-              tool_use_id: "toolu_mock_1_1",
-              content: "echo: a",
-              is_error: false,
-              cache_control: { type: "ephemeral" },
-            },
-          ],
-        },
-      ]);
-    } else {
-      expect(messages).toEqual([
-        { role: "user", content: "hi" },
-        {
-          role: "assistant",
-          content: null,
-          tool_calls: [
-            {
-              id: "call_mock_1_1",
-              type: "function",
-              function: { name: "echo", arguments: '{"text":"a"}' },
-            },
-          ],
-        },
-        { role: "tool", tool_call_id: "call_mock_1_1", content: "echo: a" },
-      ]);
-    }
+    row.expectToolResultSent(server);
   });
 
   it("reports usage per turn on steps[i].usage and summed on result.usage", async () => {
@@ -173,10 +242,14 @@ describe.each(PROTOCOLS)("$name: conformance", (protocol) => {
         },
       },
     ]);
-    const agent = createBareAgent({ model: make(server.url, FAST), tools: [echoTool()] });
+    // A model with no price, so the usage is the tokens alone (the cost has its own test).
+    const agent = createBareAgent({
+      model: make(server.url, { ...FAST, model: "unpriced-mock" }),
+      tools: [echoTool()],
+    });
     const { result } = await collect(agent);
     // OpenAI has no cache writes: prompt_tokens (input + cached) minus cached_tokens is the input.
-    const writes = (tokens: number) => (protocol.name === "anthropic" ? tokens : 0);
+    const writes = (tokens: number) => (row.cacheWrites ? tokens : 0);
     expect(result.steps.map((step) => step.usage)).toEqual([
       {
         inputTokens: 100,
@@ -209,7 +282,7 @@ describe.each(PROTOCOLS)("$name: conformance", (protocol) => {
     // OpenAI has no stop_sequence: the mock sends "stop", which reads back as end_turn.
     expect(result.steps.map((step) => step.stopReason)).toEqual([
       "tool_use",
-      protocol.name === "anthropic" ? "stop_sequence" : "end_turn",
+      row.stopSequence ? "stop_sequence" : "end_turn",
     ]);
 
     const cut = await serve([{ text: "a reply cut short", stopReason: "max_tokens" }]);
@@ -234,17 +307,111 @@ describe.each(PROTOCOLS)("$name: conformance", (protocol) => {
       "weather",
     ]);
     const block = (result.messages[1]!.content as { type: string }[])[0];
-    if (protocol.name === "anthropic") {
-      const signature = `mocksig_${createHash("sha256").update(thinking).digest("base64url").slice(0, 32)}`;
-      expect(block).toEqual({ type: "thinking", thinking, signature });
-      // Sent back unchanged, signature and all, as the Anthropic API requires in a tool loop.
-      expect(bodies(server)[1].messages[1].content[0]).toEqual({
-        type: "thinking",
-        thinking,
-        signature,
-      });
-    } else {
-      expect(block).toEqual({ type: "thinking", thinking });
-    }
+    row.expectThinkingKept(thinking, block, server);
+  });
+
+  it("prices usage: costUsd per step and summed, from MODEL_PRICES or the agent's pricing", async () => {
+    const usage = {
+      inputTokens: 10_000,
+      outputTokens: 1_000,
+      cacheReadInputTokens: 2_000,
+      cacheCreationInputTokens: 0,
+    };
+    const server = await serve([
+      { toolCalls: [{ name: "echo", input: { text: "a" } }], usage },
+      { text: "ok", usage },
+    ]);
+    const agent = createBareAgent({
+      model: make(server.url, { ...FAST, model: "house-model" }),
+      tools: [echoTool()],
+      pricing: { "house-model": { inputPerMTok: 2, outputPerMTok: 10, cacheReadPerMTok: 0.5 } },
+    });
+    const { result } = await collect(agent);
+    // 10k input at $2/M, 1k output at $10/M, 2k cache reads at $0.50/M: $0.031 a turn.
+    const [first, second] = result.steps.map((step) => step.usage?.costUsd);
+    expect(first).toBeCloseTo(0.031, 12);
+    expect(second).toBeCloseTo(0.031, 12);
+    expect(result.usage.costUsd).toBeCloseTo(0.062, 12);
+    expect(result.totalUsage.costUsd).toBeCloseTo(0.062, 12);
+
+    // A model with no price: undefined, never 0.
+    const unpriced = await serve([{ text: "ok", usage }]);
+    const run = await collect(
+      createBareAgent({ model: make(unpriced.url, { ...FAST, model: "no-such-price" }) }),
+    );
+    expect(run.result.usage.costUsd).toBeUndefined();
+    expect(run.result.totalUsage.costUsd).toBeUndefined();
+    expect(run.result.steps[0]!.usage?.costUsd).toBeUndefined();
+  });
+
+  it("maps modelSettings.reasoning onto the request, and refuses what the protocol cannot take before any request", async () => {
+    const server = await serve([{ text: "ok" }, { text: "unused" }]);
+    const agent = createBareAgent({
+      model: make(server.url, FAST),
+      modelSettings: { reasoning: row.reasoning.given },
+    });
+    await collect(agent);
+    row.reasoning.expectSent(bodies(server)[0]);
+
+    const refused = createBareAgent({
+      model: make(server.url, FAST),
+      modelSettings: { reasoning: row.reasoningRefused },
+    });
+    const { result } = await collect(refused);
+    expect(result).toMatchObject({ subtype: "error_during_execution", isError: true });
+    expect(result.error?.name).toBe(ConfigurationError.name);
+    expect(result.error?.message).toMatch(
+      /modelSettings\.reasoning\.(summary|budgetTokens|effort)/,
+    );
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("drops another provider's data: a foreign reasoning block and providerData are never sent", async () => {
+    // The mock answers by the transcript's length: the given history holds the first turn.
+    const server = await serve([{ text: "unused" }, { text: "ok" }]);
+    const providerData = {
+      wire: "elsewhere",
+      origin: "https://other.example",
+      thoughtSignature: "opaque",
+      item: { id: "rs_x", type: "reasoning", encrypted_content: "opaque" },
+    };
+    const agent = createBareAgent({ model: make(server.url, FAST), tools: [echoTool()] });
+    const { result } = await collect(agent, "go on", {
+      messages: [
+        { role: "user", content: "hi" },
+        {
+          role: "assistant",
+          content: [
+            { type: "reasoning", text: "thought", providerData },
+            { type: "text", text: "calling", providerData },
+            { type: "tool_use", id: "call_x", name: "echo", input: { text: "a" }, providerData },
+          ],
+        },
+        {
+          role: "user",
+          content: [{ type: "tool_result", tool_use_id: "call_x", content: "echo: a" }],
+        },
+      ],
+    });
+    expect(result.error).toBeUndefined();
+    expect(result.subtype).toBe("success");
+    const sent = JSON.stringify(bodies(server)[0]);
+    expect(sent).not.toContain("opaque");
+    expect(sent).not.toContain("elsewhere");
+    expect(sent).toContain("calling");
+  });
+
+  it("does not retry a 429 that says the account is out of credit (insufficient_quota)", async () => {
+    const server = await serve([
+      {
+        status: 429,
+        error: { type: "insufficient_quota", message: "You exceeded your current quota." },
+        headers: { "retry-after-ms": "5" },
+      },
+    ]);
+    const { result } = await collect(createBareAgent({ model: make(server.url, FAST) }));
+    expect(result.error).toMatchObject({ name: "RateLimitError", status: 429 });
+    expect(result.error?.message).toContain("exceeded your current quota");
+    expect(server.requests).toHaveLength(1);
   });
 });

@@ -71,7 +71,7 @@ describe("mockServer: Anthropic settings", () => {
 
   it.each(refused)("refuses %s with 400 invalid_request_error", async (_what, fields, message) => {
     const server = await serve([{ text: "never played" }]);
-    const answer = await post(`${server.url}/v1/messages`, { max_tokens: 10, ...fields });
+    const answer = await post(`${server.url}/v1/messages`, { max_tokens: 2048, ...fields });
     expect(answer.status).toBe(400);
     expect(answer.headers.get("x-should-retry")).toBe("false");
     expect(answer.body).toMatchObject({

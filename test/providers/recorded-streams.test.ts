@@ -55,6 +55,8 @@ describe("anthropic: recorded streams", () => {
     const server = await serveTurns([anthropicSse(lines)]);
     const { result } = await collect(createBareAgent({ model: claude(server) }));
     expect(result.usage).toEqual({
+      // Priced: the provider's default model is in MODEL_PRICES.
+      costUsd: expect.any(Number),
       inputTokens: 6,
       outputTokens: 198,
       cacheReadInputTokens: 6289,
@@ -174,6 +176,8 @@ describe("anthropic: recorded streams", () => {
       content: "64°F, partly cloudy",
     });
     expect(result.usage).toEqual({
+      // Priced: the provider's default model is in MODEL_PRICES.
+      costUsd: expect.any(Number),
       inputTokens: 1681 + 1071,
       outputTokens: 163 + 67,
       cacheReadInputTokens: 0,
@@ -271,6 +275,8 @@ describe("openai-compatible: recorded streams", () => {
     const { result } = await collect(createBareAgent({ model: gpt(server) }));
     expect(result.result).toBe("Capital of Denmark.");
     expect(result.usage).toEqual({
+      // Priced: the provider's default model is in MODEL_PRICES.
+      costUsd: expect.any(Number),
       inputTokens: 15,
       outputTokens: 78,
       cacheReadInputTokens: 0,
@@ -341,6 +347,8 @@ describe("openai-compatible: recorded streams", () => {
     expect(result.result).toBe("It is sunny.");
     // Usage came in the finish chunk; cached tokens are prompt_cache_hit_tokens.
     expect(result.steps[0]!.usage).toEqual({
+      // Priced: the provider's default model is in MODEL_PRICES.
+      costUsd: expect.any(Number),
       inputTokens: 19,
       outputTokens: 83,
       cacheReadInputTokens: 320,

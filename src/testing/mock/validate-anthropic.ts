@@ -5,7 +5,9 @@ import type { MockErrorSpec } from "./types.ts";
  * them), so a wire mistake fails a test as it would fail in production: more than four cache
  * breakpoints, a first message that is not the user's, roles that do not alternate, an empty
  * message or text block, a `tool_use` not answered in the next message, a `tool_result` for an
- * unknown id, and thinking replayed without its signature; and in the request's settings, a
+ * unknown id, a block of another protocol (a `reasoning` block, a `providerData` field), and thinking
+ * replayed without its signature; a thinking budget under 1,024 or not under `max_tokens`; and
+ * in the request's settings, a
  * `temperature` or `top_p` outside 0..1, `stop_sequences` that are not strings, a `tool_choice`
  * without tools, naming a tool the request does not carry, or forcing a tool call with thinking
  * on, and an `output_config.format` that is not a JSON schema with every object closed.
@@ -31,7 +33,18 @@ function settingsProblem(body: any): string | undefined {
   const stops = body.stop_sequences;
   if (stops !== undefined && !(Array.isArray(stops) && stops.every((s) => typeof s === "string")))
     return "stop_sequences: Input should be a valid list of strings";
-  return toolChoiceProblem(body) ?? outputProblem(body.output_config);
+  return thinkingProblem(body) ?? toolChoiceProblem(body) ?? outputProblem(body.output_config);
+}
+
+/** A thinking budget of at least 1,024 tokens, and below `max_tokens`. */
+function thinkingProblem(body: any): string | undefined {
+  if (body.thinking?.type !== "enabled") return undefined;
+  const budget = body.thinking.budget_tokens;
+  if (typeof budget !== "number" || budget < 1024)
+    return "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024";
+  if (typeof body.max_tokens === "number" && budget >= body.max_tokens)
+    return "`max_tokens` must be greater than `thinking.budget_tokens`";
+  return undefined;
 }
 
 function toolChoiceProblem(body: any): string | undefined {
@@ -126,6 +139,11 @@ function blocksProblem(index: number, blocks: Block[]): string | undefined {
         ? `messages.${index}.content.${position}.text: cache_control cannot be set for empty text blocks`
         : "messages: text content blocks must be non-empty";
     }
+    // skein's own block for another protocol's reasoning: no Anthropic block has this tag.
+    if (block?.type === "reasoning")
+      return `messages.${index}.content.${position}: Input tag '${String(block?.type)}' found using 'type' does not match any of the expected tags`;
+    if (block && "providerData" in block)
+      return `messages.${index}.content.${position}.${String(block.type)}.providerData: Extra inputs are not permitted`;
     if (block?.type === "thinking") {
       if (typeof block.signature !== "string")
         return `messages.${index}.content.${position}.thinking.signature: Field required`;
