@@ -21,7 +21,7 @@ import type {
 import type { AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./agent-options.ts";
 import { type Budget, budgetOf } from "./budget.ts";
 import { type ResolvedGuardrails, resolveGuardrails } from "./guardrails.ts";
-import { type HookEntries, resolveHooks } from "./hooks.ts";
+import { checkStopContinuations, type HookEntries, resolveHooks } from "./hooks.ts";
 import { agentRuntimeOf, DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
 import type { PermissionLayer } from "./permission-layer.ts";
@@ -204,11 +204,7 @@ export function resolveConfig(
     );
   }
   const hooks = resolveHooks(prefix, options.hooks, options.preset === "hardened");
-  const stops = options.maxStopContinuations;
-  if (stops !== undefined && (!Number.isInteger(stops) || stops < 0))
-    throw new ConfigurationError(
-      `${prefix}: maxStopContinuations must be a whole number of 0 or more, received ${describeValue(stops)}.`,
-    );
+  checkStopContinuations(prefix, options.maxStopContinuations);
 
   const parallelPossible = canOverlap(
     mode,

@@ -239,3 +239,11 @@ export function contextFor<T extends object>(
   if (link.depth > 0 && parentCallId !== undefined) context.parentCallId = parentCallId;
   return context;
 }
+
+/** `maxStopContinuations`: a whole number of 0 or more. */
+export function checkStopContinuations(prefix: string, stops: unknown): void {
+  if (stops !== undefined && (typeof stops !== "number" || !Number.isInteger(stops) || stops < 0))
+    throw new ConfigurationError(
+      `${prefix}: maxStopContinuations must be a whole number of 0 or more, received ${describeValue(stops)}.`,
+    );
+}
