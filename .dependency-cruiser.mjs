@@ -15,7 +15,7 @@ const LAYERS = [
   ["builtin"],
   ["sessions"],
   ["agents"],
-  ["index.ts", "testing", "mcp", "adapters", "pgboss"],
+  ["index.ts", "testing", "mcp", "adapters", "pgboss", "web"],
   ["cli"],
 ];
 

@@ -66,6 +66,7 @@ export default defineConfig({
       { find: /^skein\/mcp$/, replacement: src("mcp/index.ts") },
       { find: /^skein\/adapters$/, replacement: src("adapters/index.ts") },
       { find: /^skein\/pgboss$/, replacement: src("pgboss/index.ts") },
+      { find: /^skein\/web$/, replacement: src("web/index.ts") },
       { find: /^skein$/, replacement: src("index.ts") },
     ],
   },

@@ -7,8 +7,11 @@
  */
 import type { MockTurn } from "skein/testing";
 
-export type Protocol = "anthropic" | "openai";
+export type Protocol = "anthropic" | "openai" | "gemini";
+/** The protocols of W3's workload. */
 export const PROTOCOLS: readonly Protocol[] = ["anthropic", "openai"];
+/** The protocols of the HTTP benchmarks (4) and (5). */
+export const HTTP_PROTOCOLS: readonly Protocol[] = ["anthropic", "openai", "gemini"];
 
 export const MODEL = "mock-model";
 export const API_KEY = "bench";
@@ -53,6 +56,6 @@ export function toolTurnsScript(turns: number): MockTurn[] {
   return script;
 }
 
-/** The base URL each protocol's client is given: Anthropic's excludes `/v1`, OpenAI's includes it. */
+/** The base URL each protocol's client is given: Anthropic's and Gemini's exclude `/v1`, OpenAI's includes it. */
 export const baseURL = (url: string, protocol: Protocol) =>
-  protocol === "anthropic" ? url : `${url}/v1`;
+  protocol === "openai" ? `${url}/v1` : url;

@@ -12,10 +12,12 @@
  *
  * (8), mcp.ts: an MCP tool call (a server over stdio) against the same tool called directly.
  *
+ * Web, web.ts: the UI message stream (skein/web) against agent.stream() itself.
+ *
  * Queue, queue.ts: 200 runs through skein/pgboss with 1 and 2 worker processes on a throwaway
  * Postgres, against the same runs in one process with agent.run on the same store.
  *
- * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents`, `-- mcp`, `-- w3` or `-- queue`
+ * `npm run bench -- engine`, `-- http`, `-- sessions`, `-- agents`, `-- mcp`, `-- web`, `-- w3` or `-- queue`
  * runs one part only.
  */
 import { randomBytes } from "node:crypto";
@@ -26,6 +28,7 @@ import { mcpBench } from "./mcp.ts";
 import { sessionsBench } from "./sessions.ts";
 import { dist, table } from "./support.ts";
 import { w3Bench } from "./w3.ts";
+import { webBench } from "./web.ts";
 
 // Agents on a durable store (and queue workers) need a shared seal key; the bench processes and
 // the workers they start share this one.
@@ -66,6 +69,12 @@ if (only === undefined || only === "mcp") {
   console.log("\nMCP: a tool served over stdio against the same tool called directly.\n");
   console.log(table(mcp.rows));
   console.log(`\n${mcp.notes}`);
+}
+if (only === undefined || only === "web") {
+  const web = await webBench();
+  console.log("\nskein/web: the UI message stream against agent.stream() itself.\n");
+  console.log(table(web.rows));
+  console.log(`\n${web.notes}`);
 }
 if (only === undefined || only === "w3") {
   const w3 = await w3Bench();

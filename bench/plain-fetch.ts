@@ -35,7 +35,9 @@ export function plainRun(options: {
 }): Promise<string> {
   return options.protocol === "anthropic"
     ? anthropicRun(options.baseURL, options.prompt)
-    : openaiRun(options.baseURL, options.prompt);
+    : options.protocol === "gemini"
+      ? geminiRun(options.baseURL, options.prompt)
+      : openaiRun(options.baseURL, options.prompt);
 }
 
 export async function runPlain(url: string, protocol: Protocol): Promise<void> {
@@ -207,6 +209,55 @@ async function openaiRun(baseURL: string, prompt: string): Promise<string> {
       })),
     );
     messages.push(...results);
+  }
+}
+
+// ---------------------------------------------------------------- Gemini
+
+const GEMINI_HEADERS = {
+  "content-type": "application/json",
+  accept: "text/event-stream",
+  "x-goog-api-key": API_KEY,
+};
+const GEMINI_SYSTEM = { parts: [{ text: SYSTEM }] };
+const GEMINI_TOOLS = [
+  {
+    functionDeclarations: [
+      { name: TOOL.name, description: TOOL.description, parametersJsonSchema: TOOL.inputSchema },
+    ],
+  },
+];
+
+async function geminiRun(baseURL: string, prompt: string): Promise<string> {
+  const contents: any[] = [{ role: "user", parts: [{ text: prompt }] }];
+  const url = `${baseURL}/v1beta/models/${MODEL}:streamGenerateContent?alt=sse`;
+  while (true) {
+    const body = JSON.stringify({
+      contents,
+      systemInstruction: GEMINI_SYSTEM,
+      tools: GEMINI_TOOLS,
+    });
+    let text = "";
+    const calls: { name: string; args: any }[] = [];
+    await streamEvents({ url, headers: GEMINI_HEADERS, body }, (data) => {
+      for (const part of JSON.parse(data).candidates?.[0]?.content?.parts ?? []) {
+        if (part.functionCall) calls.push(part.functionCall);
+        else if (typeof part.text === "string") text += part.text;
+      }
+    });
+    const parts: any[] = text ? [{ text }] : [];
+    for (const call of calls) parts.push({ functionCall: { name: call.name, args: call.args } });
+    contents.push({ role: "model", parts });
+    if (calls.length === 0) return text;
+    const results = await Promise.all(
+      calls.map(async (call) => ({
+        functionResponse: {
+          name: call.name,
+          response: { output: await HANDLERS[call.name]!(call.args) },
+        },
+      })),
+    );
+    contents.push({ role: "user", parts: results });
   }
 }
 

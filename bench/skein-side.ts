@@ -30,7 +30,12 @@ export function skeinSide(skein: typeof import("skein")): SkeinSide {
   return {
     agent(url, protocol) {
       const options = { baseURL: baseURL(url, protocol), apiKey: API_KEY, model: MODEL };
-      const model = protocol === "anthropic" ? skein.anthropic(options) : skein.openai(options);
+      const model =
+        protocol === "anthropic"
+          ? skein.anthropic(options)
+          : protocol === "gemini"
+            ? skein.google(options)
+            : skein.openai(options);
       return skein.createBareAgent({ model, tools: [weatherTool], maxTurns: 1_000 });
     },
     async run(agent) {

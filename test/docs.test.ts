@@ -422,6 +422,14 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/docs/web-server.ts": () => {
+    it("is run by test/web/web-server-example.test.ts", () => {
+      expect(readRepoFile("test/web/web-server-example.test.ts")).toContain(
+        'import("../../examples/docs/web-server.ts")',
+      );
+    });
+  },
+
   "examples/docs/many-machines.ts": () => {
     it("is run by test/examples-many-machines.test.ts (it needs a Postgres)", () => {
       expect(readRepoFile("test/examples-many-machines.test.ts")).toContain(

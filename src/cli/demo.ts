@@ -1,4 +1,4 @@
-import { anthropic, createBareAgent, openai } from "../index.ts";
+import { anthropic, createBareAgent, google, openai } from "../index.ts";
 import { type MockTurn, mockServer } from "../testing/index.ts";
 import { getWeather, planTrip } from "./demo-tools.ts";
 import type { ProviderName } from "./provider.ts";
@@ -8,6 +8,12 @@ import type { Terminal } from "./terminal.ts";
 
 export const DEMO_PROMPT = "Where should I go for three days: Lisbon, Oslo, Kyoto or Atlantis?";
 const DEMO_MODEL = "skein-demo";
+
+const CLIENT_NAMES: Record<ProviderName, string> = {
+  anthropic: "Anthropic",
+  openai: "OpenAI",
+  google: "Gemini",
+};
 
 /**
  * What the model says, turn by turn, played by skein's mock server. The server picks the turn
@@ -49,7 +55,9 @@ export async function runDemo(options: {
     const model =
       options.provider === "openai"
         ? openai({ baseURL: `${server.url}/v1`, apiKey: "demo", model: DEMO_MODEL })
-        : anthropic({ baseURL: server.url, apiKey: "demo", model: DEMO_MODEL });
+        : options.provider === "google"
+          ? google({ baseURL: server.url, apiKey: "demo", model: DEMO_MODEL })
+          : anthropic({ baseURL: server.url, apiKey: "demo", model: DEMO_MODEL });
     const agent = createBareAgent({
       model,
       systemPrompt: "You help people pick a city for a short trip.",
@@ -60,7 +68,7 @@ export async function runDemo(options: {
     const { bold, dim } = terminal.colors;
     renderer.notice(
       `${bold("skein demo (offline)")}: no API key, no network. skein's mock server at ${server.url} plays the model,\n` +
-        `reached through the real ${options.provider === "openai" ? "OpenAI" : "Anthropic"} HTTP client. The tools are real code: four weather\n` +
+        `reached through the real ${CLIENT_NAMES[options.provider]} HTTP client. The tools are real code: four weather\n` +
         `lookups overlap and one fails, a planner reports progress, and the "3" the model sends as a string\n` +
         `reaches the planner as the number 3.\n`,
     );

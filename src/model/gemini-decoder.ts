@@ -140,6 +140,12 @@ export class GeminiDecoder implements StreamDecoder {
     signature: string | undefined,
     out: ModelStreamEvent[],
   ): void {
+    if (call.willContinue !== undefined || call.partialArgs !== undefined || !call.name) {
+      // Function call arguments streamed in pieces come only when asked for, which skein never does.
+      throw new ProtocolError(
+        "Gemini sent a function call in pieces (willContinue / partialArgs) or without a name; skein asks for whole calls and cannot read this one.",
+      );
+    }
     const name = typeof call.name === "string" ? call.name : "";
     const given = typeof call.id === "string" && call.id ? call.id : undefined;
     // Gemini's developer API names no call ids: a made one is unique, and never sent back.

@@ -13,6 +13,8 @@ interface PartialToolCall {
   id: string;
   name: string;
   arguments: string;
+  /** The call's `extra_content` (Gemini's OpenAI endpoint: its thought signature), kept as sent. */
+  extraContent?: unknown;
   input?: unknown;
   /** Why the call cannot run, once read. */
   incomplete?: string;
@@ -28,9 +30,12 @@ interface PartialToolCall {
  */
 export class OpenAIDecoder implements StreamDecoder {
   readonly #restore: ((name: string, input: unknown) => unknown) | undefined;
+  /** Where the reply came from, kept with a call's `extra_content` (only that origin gets it back). */
+  readonly #origin: string;
 
-  constructor(restore?: (name: string, input: unknown) => unknown) {
+  constructor(restore?: (name: string, input: unknown) => unknown, origin = "") {
     this.#restore = restore;
+    this.#origin = origin;
   }
 
   #text = "";
@@ -118,6 +123,8 @@ export class OpenAIDecoder implements StreamDecoder {
     const current = this.#calls[index] ?? { id: "", name: "", arguments: "" };
     this.#calls[index] = current;
     if (typeof call.id === "string" && call.id) current.id = call.id;
+    if (call.extra_content !== undefined && call.extra_content !== null)
+      current.extraContent = call.extra_content;
     // Some servers repeat the name in every chunk: the name is set, not appended (as openai-node does).
     if (typeof fn.name === "string" && fn.name) current.name = fn.name;
     if (typeof fn.arguments === "string" && fn.arguments !== "") {
@@ -215,6 +222,15 @@ export class OpenAIDecoder implements StreamDecoder {
         id,
         name: call.name,
         input: call.incomplete ? {} : call.input,
+        ...(call.extraContent === undefined
+          ? {}
+          : {
+              providerData: {
+                wire: "openai-chat",
+                origin: this.#origin,
+                extraContent: call.extraContent,
+              },
+            }),
       });
     });
     const message: ModelStreamEvent = {

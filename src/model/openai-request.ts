@@ -47,25 +47,21 @@ export function wireTool(tool: ModelToolSpec, strict: boolean): WireTool {
 }
 
 /** The Anthropic-shaped transcript in chat-completions form: tool results become `tool` messages. */
-export function wireMessages(
-  system: string,
-  messages: Message[],
-  replayReasoning: boolean,
-): unknown[] {
+export function wireMessages(system: string, messages: Message[], context: WireContext): unknown[] {
   const wire: unknown[] = system ? [{ role: "system", content: system }] : [];
   if (messages.length < CACHE_FROM) {
     // A short transcript is converted afresh: cheaper than keeping its conversion, which would
     // live (and be copied by the collector) as long as the run.
-    for (const message of messages) appendWire(wire, message, replayReasoning);
+    for (const message of messages) appendWire(wire, message, context);
     return wire;
   }
-  const cache = replayReasoning ? wireWithReasoning : wireWithoutReasoning;
+  const cache = cacheFor(context);
   for (const message of messages) {
     // Transcript messages never change once appended: each is converted once, not on every turn.
     let converted = cache.get(message);
     if (!converted) {
       converted = [];
-      appendWire(converted, message, replayReasoning);
+      appendWire(converted, message, context);
       cache.set(message, converted);
     }
     for (const entry of converted) wire.push(entry);
@@ -76,17 +72,34 @@ export function wireMessages(
 /** From this many messages on, each message's conversion is kept for the next turns. */
 const CACHE_FROM = 16;
 
-const wireWithReasoning = new WeakMap<Message, unknown[]>();
-const wireWithoutReasoning = new WeakMap<Message, unknown[]>();
+/** How a message is converted: thinking sent back or not, and the origin whose `extra_content` goes back. */
+export interface WireContext {
+  replayReasoning: boolean;
+  origin: string;
+}
+
+/** The conversions for one way of converting (messages are shared between agents and providers). */
+const caches = new Map<string, WeakMap<Message, unknown[]>>();
+
+function cacheFor(context: WireContext): WeakMap<Message, unknown[]> {
+  const key = `${context.replayReasoning ? "r" : "-"}${context.origin}`;
+  let cache = caches.get(key);
+  if (!cache) {
+    cache = new WeakMap();
+    // A process talks to a few servers; a bound keeps a hostile number of origins from growing it.
+    if (caches.size < 64) caches.set(key, cache);
+  }
+  return cache;
+}
 
 /** One transcript message in chat-completions form, added to `wire`: one message, or a user message's tool results as `tool` messages. */
-function appendWire(wire: unknown[], message: Message, replayReasoning: boolean): void {
+function appendWire(wire: unknown[], message: Message, context: WireContext): void {
   if (typeof message.content === "string") {
     wire.push({ role: message.role, content: message.content });
     return;
   }
   if (message.role === "assistant") {
-    wire.push(assistantMessage(message.content, replayReasoning));
+    wire.push(assistantMessage(message.content, context));
     return;
   }
   const parts: unknown[] = [];
@@ -106,22 +119,30 @@ function appendWire(wire: unknown[], message: Message, replayReasoning: boolean)
   }
 }
 
-function assistantMessage(blocks: ContentBlock[], replayReasoning: boolean): unknown {
+function assistantMessage(blocks: ContentBlock[], context: WireContext): unknown {
   let text = "";
   let reasoning = "";
   const toolCalls: unknown[] = [];
   for (const block of blocks) {
     if (block.type === "text") text += block.text;
     else if (block.type === "thinking") reasoning += block.thinking;
-    else if (block.type === "tool_use")
+    else if (block.type === "tool_use") {
+      const data = block.providerData;
+      // A call's extra_content goes back unchanged, to the origin that sent it only.
+      const extra =
+        data?.wire === "openai-chat" && data.origin === context.origin
+          ? { extra_content: data.extraContent }
+          : {};
       toolCalls.push({
         id: block.id,
         type: "function",
         function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) },
+        ...extra,
       });
+    }
   }
   const wire: Record<string, unknown> = { role: "assistant", content: text || null };
-  if (replayReasoning && reasoning) wire.reasoning_content = reasoning;
+  if (context.replayReasoning && reasoning) wire.reasoning_content = reasoning;
   if (toolCalls.length) wire.tool_calls = toolCalls;
   return wire;
 }

@@ -71,7 +71,8 @@ export function openai(options: OpenAIOptions = {}): Model {
   };
   const readError = (status: number, responseHeaders: Record<string, string>, text: string) =>
     readErrorBody(status, responseHeaders, text, "x-request-id", missingKeyHint);
-  const plainDecoder = () => new OpenAIDecoder();
+  const origin = new URL(endpoint).origin;
+  const plainDecoder = () => new OpenAIDecoder(undefined, origin);
 
   return {
     provider: "openai",
@@ -83,7 +84,7 @@ export function openai(options: OpenAIOptions = {}): Model {
     ): AsyncIterable<ModelStreamEvent> {
       const body: Record<string, unknown> = {
         model: request.modelName ?? modelId,
-        messages: wireMessages(request.system, request.messages, replayReasoning),
+        messages: wireMessages(request.system, request.messages, { replayReasoning, origin }),
         stream: true,
         stream_options: { include_usage: true },
       };
@@ -109,11 +110,13 @@ export function openai(options: OpenAIOptions = {}): Model {
         readError,
         createDecoder: strictTools
           ? () =>
-              new OpenAIDecoder((name, input) =>
-                restoreOptionals(
-                  input,
-                  request.tools.find((tool) => tool.name === name)?.input_schema,
-                ),
+              new OpenAIDecoder(
+                (name, input) =>
+                  restoreOptionals(
+                    input,
+                    request.tools.find((tool) => tool.name === name)?.input_schema,
+                  ),
+                origin,
               )
           : plainDecoder,
       });

@@ -63,6 +63,20 @@ describe("skein demo", () => {
     expect(result.stderr).toContain("skein demo (offline)");
     expect(result.stderr).toContain("through the real OpenAI HTTP client");
   });
+
+  it("--provider google --json: the same run through the Gemini client", async () => {
+    const result = await runCli(["demo", "--provider", "google", "--json"]);
+    expect(result.code, result.stderr).toBe(0);
+    const events = lines(result.stdout).map((line) => JSON.parse(line));
+    expect(events.at(-1)).toMatchObject({
+      type: "result",
+      subtype: "success",
+      result: ANSWER,
+      numTurns: 3,
+    });
+    expect(events.filter((event) => event.type === "tool_end")).toHaveLength(5);
+    expect(result.stderr).toContain("through the real Gemini HTTP client");
+  });
 });
 
 describe("skein demo on a terminal", () => {

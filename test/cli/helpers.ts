@@ -36,7 +36,7 @@ export interface CliResult {
 export function cleanEnv(env: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (/^(ANTHROPIC_|OPENAI_|SKEIN_)/.test(name)) continue;
+    if (/^(ANTHROPIC_|OPENAI_|SKEIN_|GEMINI_|GOOGLE_)/.test(name)) continue;
     if (["NODE_OPTIONS", "FORCE_COLOR", "NO_COLOR"].includes(name)) continue;
     base[name] = value;
   }

@@ -95,6 +95,41 @@ describe('skein "prompt"', () => {
     expect(request!.headers.authorization).toBe("Bearer sk-test");
   });
 
+  it("--provider google speaks Gemini at GOOGLE_GEMINI_BASE_URL; gemini-* and google:<id> pick it", async () => {
+    server = await mockServer({
+      script: () => ({ text: "Hi from Gemini.", usage: { inputTokens: 10, outputTokens: 5 } }),
+    });
+    // GOOGLE_GENERATIVE_AI_API_KEY is read when GEMINI_API_KEY is not set.
+    const env = { GOOGLE_GEMINI_BASE_URL: server.url, GOOGLE_GENERATIVE_AI_API_KEY: "g-test" };
+    const result = await runCli(["--provider", "google", "--model", "mock-model", "hi"], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe("Hi from Gemini.\n");
+    expect(lines(result.stderr)[0]).toBe(`skein · google mock-model at ${server.url}`);
+    expect(lines(result.stderr).at(-2)).toMatch(/^usage: 10 input, 5 output tokens;/);
+    expect(server.requests[0]).toMatchObject({
+      protocol: "gemini",
+      path: "/v1beta/models/mock-model:streamGenerateContent?alt=sse",
+    });
+    expect(server.requests[0]!.headers["x-goog-api-key"]).toBe("g-test");
+    for (const [model, sent] of [
+      ["gemini-3-flash", "gemini-3-flash"],
+      ["google:gemma-3", "gemma-3"],
+    ] as const) {
+      const named = await runCli(["--model", model, "hi"], {
+        env: { GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: "g-key" },
+      });
+      expect(named.code, named.stderr).toBe(0);
+      expect(server.requests.at(-1)!.path).toBe(
+        `/v1beta/models/${sent}:streamGenerateContent?alt=sse`,
+      );
+      expect(server.requests.at(-1)!.headers["x-goog-api-key"]).toBe("g-key");
+    }
+    // Google's own host needs a key: the command says which variables to set.
+    const missing = await runCli(["--provider", "google", "hi"], { env: {} });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/set GEMINI_API_KEY or GOOGLE_GENERATIVE_AI_API_KEY/);
+  });
+
   it("--model picks the protocol as a model name does: gpt-4o and openai:<id> speak OpenAI", async () => {
     server = await mockServer({ script: () => ({ text: "Hi." }) });
     const env = { OPENAI_BASE_URL: `${server.url}/v1`, OPENAI_API_KEY: "sk-test" };

@@ -91,11 +91,12 @@ describe('import("skein") loads what a run does not use only when it is needed',
     expect(imported, "imported as ES modules").not.toContain("node:child_process");
   });
 
-  it("skein/sqlite, skein/postgres and skein/pgboss load their drivers with first use, not at import", async () => {
+  it("skein/sqlite, skein/postgres, skein/pgboss and skein/web load their drivers with first use, not at import", async () => {
     const { packages, builtins } = await loadedBy([
       "dist/sessions/sqlite.js",
       "dist/sessions/postgres.js",
       "dist/pgboss/index.js",
+      "dist/web/index.js",
     ]);
     for (const name of LAZY_PACKAGES) expect([...packages], name).not.toContain(name);
     for (const name of LAZY_BUILTINS) expect(builtins, name).not.toContain(name);

@@ -19,6 +19,7 @@ const run = promisify(execFile);
 const PROGRAM = `import { createAgent, tool } from "skein";
 import { mockServer, scriptedModel } from "skein/testing";
 import { sqliteStore } from "skein/sqlite";
+import { toUIMessageStreamResponse } from "skein/web";
 import { z } from "zod";
 
 const weather = tool("get_weather", "The weather in a city.", z.object({ city: z.string() }), async ({ city }) => \`Sunny in \${city}.\`);
@@ -49,6 +50,8 @@ const server = await mockServer({ script: [{ text: "hi" }] });
 results.push(\`mock server: \${server.url.startsWith("http://127.0.0.1:")}\`);
 await server.close();
 results.push(\`sqliteStore: \${typeof sqliteStore}\`);
+const chat = toUIMessageStreamResponse(createAgent({ model: scriptedModel([{ text: "web" }]) }).stream("hi"));
+results.push(\`skein/web: \${(await chat.text()).includes('"delta":"web"')}\`);
 console.log(JSON.stringify(results));
 `;
 
@@ -120,6 +123,7 @@ describe("the packed package in a new TypeScript project", () => {
       "result: success",
       "mock server: true",
       "sqliteStore: function",
+      "skein/web: true",
     ]);
     expect(readFileSync(join(project, "workspace/a.txt"), "utf8")).toBe("hello there\n");
 

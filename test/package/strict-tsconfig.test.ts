@@ -23,6 +23,7 @@ import { createWorker, enqueueRun, resumeRun } from "skein/pgboss";
 import { postgresStore } from "skein/postgres";
 import { sqliteStore } from "skein/sqlite";
 import { mockServer } from "skein/testing";
+import { chatHandler, toNodeHandler } from "skein/web";
 import { z } from "zod";
 
 const env = process.env;
@@ -63,7 +64,15 @@ async function queue(boss: Parameters<typeof createWorker>[0]) {
   await resumeRun(boss, "s", { agent: "definition", approvals: { c1: true }, approvalSecret: env["SECRET"] });
 }
 const mock = mockServer({ script: [{ text: "hi" }] });
-export { agent, bare, events, mock, queue, server };
+const chat = toNodeHandler(
+  chatHandler({
+    agent,
+    sessionStore: store,
+    approvalSecret: env["SECRET"],
+    authorize: (request) => request.headers.get("x-user") !== null,
+  }),
+);
+export { agent, bare, chat, events, mock, queue, server };
 `;
 
 describe("a user's project under the strictest compiler settings", () => {
