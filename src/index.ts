@@ -13,6 +13,7 @@ export { createMailbox } from "./agents/mailbox.ts";
 export type { QueryOptions } from "./agents/query.ts";
 export { query } from "./agents/query.ts";
 export type { RunNextOptions } from "./agents/run-next.ts";
+export { type CommandHookOptions, commandHook } from "./builtin/hook-command.ts";
 export {
   AbortError,
   APIConnectionError,
@@ -85,18 +86,27 @@ export type {
   AgentOptions,
   ConcurrencyMode,
   ContextOptions,
+  HookEntry,
+  HookPlaceContext,
   ModelCallChange,
   ModelCallContext,
   OutputOf,
   OutputSchema,
+  PreCompactContext,
   ResumeOptions,
   RunOptions,
+  SessionEndContext,
+  SessionStartContext,
   SessionTarget,
   Steering,
+  StopContext,
+  SubagentContext,
+  SubagentStopContext,
   ToolBatchDecision,
   ToolBatchPolicy,
   ToolHookContext,
   ToolResultHookContext,
+  UserPromptSubmitContext,
 } from "./run/agent-options.ts";
 export type { Restrictions } from "./run/config.ts";
 export { PARALLEL_CALLS_HINT } from "./run/config.ts";

@@ -315,6 +315,17 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/docs/policy-hooks.ts": () => {
+    it("the lead's hooks see the researcher's call; stop asks once for a check", async () => {
+      expect(await logged(() => import("../examples/docs/policy-hooks.ts"))).toEqual([
+        "call researcher at depth 0",
+        "call search at depth 1 under r1",
+        "researcher answered: Hooks cover the whole tree.",
+        "Checked: the answer stands.",
+      ]);
+    });
+  },
+
   "examples/docs/skills.ts": () => {
     it("lists the skill, loads it with Skill, runs its script through Bash by the allow rule", async () => {
       const { url, requests } = await serve([

@@ -15,6 +15,7 @@ import type {
   SessionTarget,
   Steering,
 } from "../run/agent-options.ts";
+import { budgetOf } from "../run/budget.ts";
 import type { EngineConfig } from "../run/config.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
@@ -113,6 +114,7 @@ export function agentFrom(
     const mode = new ModeCell(
       checkPermissionMode("RunOptions", options?.permissionMode, config.hardened === true),
     );
+    const budget = budgetOf("RunOptions", options);
     const start: Start = (emit, signal) =>
       withRunBackground(config, (background) => {
         const message: Message = { role: "user", content };
@@ -120,6 +122,7 @@ export function agentFrom(
           emit,
           signal,
           mode,
+          ...(budget ? { budget } : {}),
           ...(steering ? { steering } : {}),
           ...(background ? { background } : {}),
         };

@@ -5,10 +5,13 @@ import { randomUUID } from "node:crypto";
 import { describeThrown, ResumeError } from "../core/errors.ts";
 import { addUsage, emptyUsage, type Usage } from "../core/messages.ts";
 import type { ResumeOptions } from "../run/agent-options.ts";
+import { freshBudget } from "../run/budget.ts";
 import type { CallRecord } from "../run/call.ts";
 import type { EngineConfig, Restrictions } from "../run/config.ts";
+import { callHook, chainOf, type HookPlace, hasHook, treeScoped } from "../run/hooks.ts";
 import type { AgentOutcome, ChildResume, ParentRun, RunLink } from "../run/link.ts";
 import { runLoop } from "../run/loop.ts";
+import { placeOf } from "../run/model-call.ts";
 import { newRun } from "../run/new-run.ts";
 import { totalUsageOf } from "../run/paused-state.ts";
 import type { PermissionDecision, PermissionLayer } from "../run/permission-layer.ts";
@@ -74,6 +77,12 @@ export async function runChild(
     );
   };
   const restored = resume ? (resume as Resumed).restored : undefined;
+  const place = placeOf({ config: parent.env.config, link });
+  const hooked = { name: spec.agent, parentCallId: record.id };
+  if (!resume && hasHook(place, "subagentStart")) {
+    const failure = await subagentHooks(place, "subagentStart", hooked, parent.env.signal);
+    if (failure) return { kind: "value", value: failed(spec, failure) };
+  }
   const run = restored
     ? newRun(child.config, { ...restored, link: child.link, emit, signal })
     : newRun(child.config, {
@@ -88,9 +97,39 @@ export async function runChild(
   const before = resume ? (resume as Resumed).spentBefore : undefined;
   link.children.add(() => (before ? minus(totalUsageOf(run), before) : totalUsageOf(run)));
   const result = await runLoop(run, restored);
+  if (hasHook(place, "subagentStop")) {
+    const failure = await subagentHooks(
+      place,
+      "subagentStop",
+      { ...hooked, result },
+      new AbortController().signal,
+    );
+    if (failure) return { kind: "value", value: failed(spec, failure) };
+  }
   if (result.subtype === "paused")
     return { kind: "child", state: result.state!, pending: result.pending ?? [] };
   return { kind: "value", value: await resultOf(spec, result) };
+}
+
+/**
+ * `subagentStart` / `subagentStop` over the parent run's chain: `depth` is how far below each
+ * hook's agent the child runs. The first failure is returned as text for the call's result.
+ */
+async function subagentHooks(
+  place: HookPlace,
+  name: "subagentStart" | "subagentStop",
+  base: { name: string; parentCallId: string; result?: SDKResultMessage },
+  signal: AbortSignal,
+): Promise<string | undefined> {
+  for (const link of chainOf(place, name)) {
+    try {
+      await callHook(link, { ...base, depth: link.depth + 1 }, { event: name }, signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return describeThrown(error).message;
+    }
+  }
+  return undefined;
 }
 
 /** Checks and restores a paused child's state, with the parent's secret and the child's narrowing. */
@@ -244,7 +283,28 @@ function childSetup(
     hardened,
     // Read live: a parent switched to plan holds its children to plan from their next call.
     mode: () => stricterMode(own.permissionMode ?? "default", parent.link.mode()),
+    parentCallId: callId,
   };
+  // The parent's tree-scoped hooks, then those it inherited: a child's own options cannot drop them.
+  const inherited = [
+    { entries: treeScoped(above.hooks), depth: parent.link.depth },
+    ...(parent.link.hooks ?? []),
+  ].filter((level) => Object.keys(level.entries).length > 0);
+  if (inherited.length > 0) link.hooks = inherited;
+  // The tree's trip, its budgets (the child's own first) and guardrails (the parent's, then above).
+  const tree = parent.link.tree;
+  if (tree) link.tree = tree;
+  const budgets = [
+    ...(own.budget ? [freshBudget(own.budget)] : []),
+    ...(parent.link.budgets ?? []),
+  ];
+  if (budgets.length > 0) link.budgets = budgets;
+  const rails = [
+    ...(above.guardrails ? [{ ...above.guardrails, depth: parent.link.depth }] : []),
+    ...(parent.link.guardrails ?? []),
+  ];
+  if (rails.length > 0) link.guardrails = rails;
+  if (parent.link.inputGuard) link.inputGuard = parent.link.inputGuard;
   if (handler) link.approval = handler;
   return { config, link };
 }

@@ -97,6 +97,11 @@ export const AGENT_OPTION_KEYS: ReadonlySet<string> = new Set([
   "mcpServers",
   "tracer",
   "permissionMode",
+  "maxStopContinuations",
+  "maxBudgetUsd",
+  "maxTotalTokens",
+  "maxToolCalls",
+  "guardrails",
   "skills",
 ]);
 
@@ -143,6 +148,9 @@ export const RUN_OPTION_KEYS: ReadonlySet<string> = new Set([
   "messages",
   "steering",
   "permissionMode",
+  "maxBudgetUsd",
+  "maxTotalTokens",
+  "maxToolCalls",
 ]);
 export const RESUME_OPTION_KEYS: ReadonlySet<string> = new Set([
   "signal",
@@ -173,5 +181,12 @@ export const HOOK_KEYS: ReadonlySet<string> = new Set([
   "beforeToolCall",
   "afterToolCall",
   "onToolResult",
+  "userPromptSubmit",
+  "sessionStart",
+  "sessionEnd",
+  "stop",
+  "preCompact",
+  "subagentStart",
+  "subagentStop",
 ]);
 export const SECURITY_KEYS: ReadonlySet<string> = new Set(["network", "filesystem", "sideEffects"]);

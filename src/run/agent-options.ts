@@ -14,8 +14,10 @@ import type {
   ToolDefinition,
   ToolResult,
 } from "../tools/types.ts";
+import type { Guardrails } from "./guardrails.ts";
 import type { PermissionMode } from "./policy.ts";
 import type { ToolSource } from "./tool-source.ts";
+import type { SDKResultMessage } from "./types.ts";
 import type { Prompt } from "./user-content.ts";
 
 // ---------------------------------------------------------------- batch policy
@@ -38,7 +40,7 @@ export interface ToolBatchPolicy {
 // ---------------------------------------------------------------- hooks
 
 /** What `beforeModelCall` sees before each model call. */
-export interface ModelCallContext {
+export interface ModelCallContext extends HookPlaceContext {
   /** Equals the `turn_start` event's `turn`. */
   turn: number;
   /** The full transcript, in a new array: return replacements, do not mutate its messages. */
@@ -63,7 +65,15 @@ export interface ModelCallChange {
   modelSettings?: ModelSettings;
 }
 
-export interface ToolHookContext {
+/** What every hook context carries about where the event comes from in a tree of agents. */
+export interface HookPlaceContext {
+  /** 0 for the registering agent's own run; how many levels of agent tools below it otherwise. */
+  depth: number;
+  /** Below the registering agent: the agent tool call that started the run the event comes from. */
+  parentCallId?: string;
+}
+
+export interface ToolHookContext extends HookPlaceContext {
   callId: string;
   name: string;
   input: unknown;
@@ -76,41 +86,125 @@ export interface ToolResultHookContext extends ToolHookContext {
   isError: boolean;
 }
 
+export interface UserPromptSubmitContext extends HookPlaceContext {
+  /** The prompt's text (text blocks joined). */
+  prompt: string;
+  /** The prompt as given (text, or text and image blocks). */
+  content: Message["content"];
+  sessionId: string;
+  signal: AbortSignal;
+}
+
+export interface SessionStartContext extends HookPlaceContext {
+  sessionId: string;
+  /** `"new"` (no history), `"continue"` (a stored or given conversation goes on), `"resume"` (a paused or interrupted run). */
+  source: "new" | "continue" | "resume" | "fork";
+}
+
+export interface SessionEndContext extends HookPlaceContext {
+  sessionId: string;
+  /** The result's subtype, or `"aborted"`. */
+  reason: string;
+}
+
+export interface StopContext extends HookPlaceContext {
+  sessionId: string;
+  /** The answer the run would end with. */
+  result: string;
+  /** True when this stop follows a continuation a stop hook asked for. */
+  stopHookActive: boolean;
+}
+
+export interface PreCompactContext extends HookPlaceContext {
+  sessionId: string;
+  /** What the next request would send, before anything is removed or summarised. */
+  messages: Message[];
+  /** Why: `"context_window"` (the estimate passed the threshold). */
+  reason: string;
+}
+
+export interface SubagentContext extends HookPlaceContext {
+  /** The agent tool call that starts (or started) the child run. */
+  parentCallId: string;
+  /** The child's name: the agent tool's name, or the delegate target. */
+  name: string;
+}
+
+export interface SubagentStopContext extends SubagentContext {
+  /** The child run's result. */
+  result: SDKResultMessage;
+}
+
+/** A hook: a function, or `{ handler, scope }` (`"tree"` by default: every run beneath the agent). */
+export type HookEntry<F> =
+  | F
+  | {
+      handler: F;
+      /** `"self"`: only the registering agent's own runs. Default `"tree"`. */
+      scope?: "self" | "tree";
+      /** How long the hook may take; default 60,000 ms. A hook out of time fails as if it threw. */
+      timeoutMs?: number;
+    };
+
+type Answer<T> = T | Promise<T>;
+
 /**
- * Hooks decide; events observe. Each hook is awaited, in call order, never concurrently
- * A throwing `beforeToolCall`/`afterToolCall` becomes that call's error
- * result; a throwing `onToolResult` leaves the result alone and emits `hook_error`.
+ * Hooks decide; events observe. Each hook is awaited, in call order, never concurrently. A hook
+ * covers every run beneath its agent (child runs of agent tools, at any depth) unless registered
+ * `{ scope: "self" }`; for a child's event the child's own hook runs first, then its parent's,
+ * outwards. A throwing `beforeToolCall`/`afterToolCall` becomes that call's error result; a
+ * throwing `onToolResult` leaves the result alone and emits `hook_error`; a throwing
+ * `userPromptSubmit`, `sessionStart`, `stop` or `preCompact` ends the run with a `HookError`.
  */
 export interface AgentHooks {
   /**
    * Awaited before every model call (after `turn_start`, resumed runs included): may replace the
    * messages sent for this call only, narrow the tools, or swap the model or its settings.
    */
-  beforeModelCall?: (
-    context: ModelCallContext,
-  ) => void | ModelCallChange | Promise<void | ModelCallChange>;
+  beforeModelCall?: HookEntry<(context: ModelCallContext) => Answer<void | ModelCallChange>>;
   /**
    * Return `{ block: true, reason }` to stop the call, `{ input }` to replace its input (validated
    * again), or `{ ask: reason }` to send it to approval as an ask rule would.
    */
-  beforeToolCall?: (
-    context: ToolHookContext,
-  ) =>
-    | void
-    | { block: true; reason?: string }
-    | { input: unknown }
-    | { ask: string }
-    | Promise<void | { block: true; reason?: string } | { input: unknown } | { ask: string }>;
+  beforeToolCall?: HookEntry<
+    (
+      context: ToolHookContext,
+    ) => Answer<void | { block: true; reason?: string } | { input: unknown } | { ask: string }>
+  >;
   /** Return `{ result }` to replace the result, or `{ stop: true }` to end the run after this batch. */
-  afterToolCall?: (
-    context: ToolResultHookContext,
-  ) =>
-    | void
-    | { result: ToolResult | string }
-    | { stop: true }
-    | Promise<void | { result: ToolResult | string } | { stop: true }>;
+  afterToolCall?: HookEntry<
+    (
+      context: ToolResultHookContext,
+    ) => Answer<void | { result: ToolResult | string } | { stop: true }>
+  >;
   /** Observes each final result, in call order. */
-  onToolResult?: (context: ToolResultHookContext) => void | Promise<void>;
+  onToolResult?: HookEntry<(context: ToolResultHookContext) => Answer<void>>;
+  /**
+   * Before the prompt is logged or sent: `{ prompt }` replaces it, `{ block: true, reason }` ends
+   * the run at once (subtype `error_blocked`, no model call, the prompt not logged).
+   */
+  userPromptSubmit?: HookEntry<
+    (
+      context: UserPromptSubmitContext,
+    ) => Answer<void | { prompt: string } | { block: true; reason: string }>
+  >;
+  /** When a run starts. */
+  sessionStart?: HookEntry<(context: SessionStartContext) => Answer<void>>;
+  /** When a run ended (after its result was decided). */
+  sessionEnd?: HookEntry<(context: SessionEndContext) => Answer<void>>;
+  /**
+   * When the run would end with an answer: `{ continue: message }` keeps it going with that
+   * message as the next user turn (at most `maxStopContinuations` times).
+   */
+  stop?: HookEntry<(context: StopContext) => Answer<void | { continue: string }>>;
+  /** Before context management removes or summarises anything: `{ veto: true }` or `{ summary }`. */
+  preCompact?: HookEntry<
+    (context: PreCompactContext) => Answer<void | { veto: true } | { summary: string }>
+  >;
+  /** Before an agent tool call starts its child run. */
+  subagentStart?: HookEntry<(context: SubagentContext) => Answer<void>>;
+  /** After a child run ended (or paused). */
+  subagentStop?: HookEntry<(context: SubagentStopContext) => Answer<void>>;
 }
 
 // ---------------------------------------------------------------- options
@@ -196,6 +290,16 @@ export interface AgentOptions<S extends OutputSchema | undefined = OutputSchema 
   context?: false | ContextOptions | undefined;
   /** The run's final answer, validated: `result.structuredResult` is typed from this schema. */
   output?: S | undefined;
+  /** Dollars the agent's runs may spend, each counted over its whole tree (needs prices: `usage.costUsd`). */
+  maxBudgetUsd?: number | undefined;
+  /** Input plus output tokens each run may spend over its whole tree (child runs included). */
+  maxTotalTokens?: number | undefined;
+  /** Tool calls each run may make over its whole tree (agent tools and child runs' calls included). */
+  maxToolCalls?: number | undefined;
+  /** Checks on the prompt, the answer, and each tool call's input and output; a tripwire ends the tree. */
+  guardrails?: Guardrails | undefined;
+  /** How many times `stop` hooks may keep one run going (`{ continue }`); default 3. */
+  maxStopContinuations?: number | undefined;
   /** Invalid answers the model may correct before the run fails; default 2. */
   outputRetries?: number | undefined;
   /**
@@ -241,6 +345,10 @@ export interface RunOptions {
   steering?: Steering | undefined;
   /** This run's permission mode (replaces the agent's); the stream handle's `setPermissionMode` changes it. */
   permissionMode?: PermissionMode | undefined;
+  /** A budget for this run's tree, beside the agent's own (the first exceeded ends it). */
+  maxBudgetUsd?: number | undefined;
+  maxTotalTokens?: number | undefined;
+  maxToolCalls?: number | undefined;
 }
 
 /** Messages for a running agent (`createSteering()`, or the handle `agent.stream()` returns). */

@@ -6,7 +6,6 @@ import {
   assertOneOf,
   assertPositiveInteger,
   describeValue,
-  HOOK_KEYS,
   TOOL_CONCURRENCY_KEYS,
   TOOL_EXECUTION_KEYS,
 } from "../core/options.ts";
@@ -19,13 +18,11 @@ import type {
   SandboxPolicy,
   ToolDefinition,
 } from "../tools/types.ts";
-import type {
-  AgentHooks,
-  AgentOptions,
-  ConcurrencyMode,
-  ToolBatchPolicy,
-} from "./agent-options.ts";
-import { DEFAULT_MAX_DEPTH } from "./link.ts";
+import type { AgentOptions, ConcurrencyMode, ToolBatchPolicy } from "./agent-options.ts";
+import { type Budget, budgetOf } from "./budget.ts";
+import { type ResolvedGuardrails, resolveGuardrails } from "./guardrails.ts";
+import { checkStopContinuations, type HookEntries, resolveHooks } from "./hooks.ts";
+import { agentRuntimeOf, DEFAULT_MAX_DEPTH } from "./link.ts";
 import { type OutputSpec, resolveOutput } from "./output.ts";
 import type { PermissionLayer } from "./permission-layer.ts";
 import { checkPermissionMode, type PermissionMode } from "./policy.ts";
@@ -37,6 +34,7 @@ import type { TraceLoader, Tracing } from "./trace.ts";
 export const DEFAULT_MAX_TURNS = 100;
 export const DEFAULT_MAX_CONCURRENCY = 10;
 export const DEFAULT_MAX_RESULT_CHARS = 100_000;
+export const DEFAULT_MAX_STOP_CONTINUATIONS = 3;
 
 /** Told to the model when two of its calls could overlap under the agent's mode and tools. */
 export const PARALLEL_CALLS_HINT =
@@ -125,7 +123,16 @@ export interface EngineConfig {
   mode: ConcurrencyMode;
   maxConcurrency: number;
   batchPolicy?: ToolBatchPolicy;
-  hooks: AgentHooks;
+  /** The agent's hooks, checked (its children inherit the tree-scoped ones). */
+  hooks: HookEntries;
+  /** How many times `stop` hooks may keep a run going; default 3. */
+  maxStopContinuations: number;
+  /** `maxBudgetUsd`, `maxTotalTokens`, `maxToolCalls`: a template, counted afresh per run. */
+  budget?: Budget;
+  /** The agent's guardrails (children run their own and their ancestors'). */
+  guardrails?: ResolvedGuardrails;
+  /** The agent has agent tools: its runs may have children, so a tree state is made. */
+  parent?: boolean;
   maxResultChars: number;
   /**
    * Start concurrency-safe calls while the model still streams. Off with a batch policy (it must
@@ -196,10 +203,8 @@ export function resolveConfig(
       `${prefix}: toolBatchPolicy must be an object with a validate({ toolCalls }) function.`,
     );
   }
-  const hooks = options.hooks ?? {};
-  assertKnownOptions(`${prefix}: hooks`, hooks, HOOK_KEYS);
-  for (const name of HOOK_KEYS)
-    assertFunction(`${prefix}: hooks`, name, (hooks as Record<string, unknown>)[name]);
+  const hooks = resolveHooks(prefix, options.hooks, options.preset === "hardened");
+  checkStopContinuations(prefix, options.maxStopContinuations);
 
   const parallelPossible = canOverlap(
     mode,
@@ -228,6 +233,8 @@ export function resolveConfig(
     tracing = { tracer: options.tracer, start: resolution.trace };
   }
 
+  const budget = budgetOf(prefix, options);
+  const guardrails = resolveGuardrails(prefix, options.guardrails);
   const permissionMode = checkPermissionMode(
     prefix,
     options.permissionMode,
@@ -258,6 +265,10 @@ export function resolveConfig(
     maxConcurrency,
     batchPolicy: options.toolBatchPolicy,
     hooks,
+    maxStopContinuations: options.maxStopContinuations ?? DEFAULT_MAX_STOP_CONTINUATIONS,
+    ...(budget ? { budget } : {}),
+    ...(guardrails ? { guardrails } : {}),
+    ...([...tools.values()].some((tool) => agentRuntimeOf(tool)) ? { parent: true } : {}),
     maxResultChars: options.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS,
     eager:
       options.toolBatchPolicy === undefined &&

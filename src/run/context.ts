@@ -112,9 +112,7 @@ export function rememberRequest(
   if (tokens > 0) memory.last = { tokens, chars: memory.sending };
 }
 
-export type Compacted =
-  | { ok: true; messages: Message[] }
-  | { ok: false; error: ContextWindowError };
+export type Compacted = { ok: true; messages: Message[] } | { ok: false; error: Error };
 
 /**
  * The messages to send, compacted when the estimate passes `threshold × window`: old results
@@ -155,6 +153,8 @@ interface CompactOptions {
   pricing?: PriceTable | undefined;
   /** `messages` is the run's transcript itself (not a hook's replacement): counted incrementally. */
   transcript: boolean;
+  /** The `preCompact` hooks: may veto this compaction or supply the summary. */
+  preCompact?: (messages: Message[]) => Promise<{ veto: true } | { summary: string } | undefined>;
 }
 
 /** Over the threshold: placeholders, then perhaps a summary, then the window's last word. */
@@ -162,10 +162,30 @@ async function compactOver(
   options: CompactOptions,
   start: { window: number; messages: Message[]; chars: number; before: number },
 ): Promise<Compacted> {
-  const { settings, memory, system, tools, turn } = options;
+  const { settings, memory, system, tools } = options;
   const { window, before } = start;
   const fixed = system.length + charsOf(tools);
   let { messages, chars } = start;
+  if (options.preCompact) {
+    let answer: Awaited<ReturnType<NonNullable<CompactOptions["preCompact"]>>>;
+    try {
+      answer = await options.preCompact(messages);
+    } catch (error) {
+      if (options.signal.aborted) throw error;
+      return { ok: false, error: error as Error };
+    }
+    if (answer && "veto" in answer)
+      return windowCheck(options, window, before, messages, chars, [], false);
+    if (answer && "summary" in answer) {
+      const covers = newestAssistantIndex(options.messages);
+      if (covers > 0) {
+        memory.summary = { covers, text: answer.summary };
+        messages = applyMemory(memory, options.messages);
+        chars = fixed + sumChars(messages);
+        return windowCheck(options, window, before, messages, chars, [], true);
+      }
+    }
+  }
 
   const removed: { callId: string; name: string; chars: number }[] = [];
   const names = toolNames(options.messages);
@@ -199,6 +219,20 @@ async function compactOver(
       summarized = true;
     }
   }
+  return windowCheck(options, window, before, messages, chars, removed, summarized);
+}
+
+/** After compaction (or a hook's veto or summary): the event, and the window's last word. */
+function windowCheck(
+  options: CompactOptions,
+  window: number,
+  before: number,
+  messages: Message[],
+  chars: number,
+  removed: { callId: string; name: string; chars: number }[],
+  summarized: boolean,
+): Compacted {
+  const { memory, turn } = options;
   memory.sending = chars;
   const after = estimate(memory, chars);
   if (removed.length > 0 || summarized)
@@ -243,6 +277,12 @@ function applyMemory(memory: ContextMemory, transcript: Message[]): Message[] {
       ),
     };
   });
+}
+
+function newestAssistantIndex(transcript: Message[]): number {
+  for (let index = transcript.length - 1; index >= 0; index--)
+    if (transcript[index]!.role === "assistant") return index;
+  return -1;
 }
 
 /** Replaces everything before the newest assistant message by a summary from one model call. */

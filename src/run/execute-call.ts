@@ -18,6 +18,7 @@ import {
   toolCallOf,
 } from "./call.ts";
 import { interruptedResult } from "./deliver.ts";
+import { afterHandler, beforeHandler, guarded } from "./guardrails.ts";
 import type { RunJournal } from "./journal.ts";
 import { toJsonValue } from "./json.ts";
 import { type AgentRuntime, agentRuntimeOf, rootLink } from "./link.ts";
@@ -36,6 +37,8 @@ const RESERVED_EVENT_TYPES = new Set([
   "turn_end",
   "hook_error",
   "result",
+  "guardrail",
+  "permission_mode",
 ]);
 
 type Settled =
@@ -62,6 +65,8 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     return;
   }
   const tool = record.tool!;
+  // Budgets, guardrails and a tripped tree: a call that must not run never starts.
+  if (runsCode && guarded(env) && !(await beforeHandler(record, env))) return;
   // Write-ahead: the handler runs only once the log says it started (design/sessions.md).
   // (A tool without a handler, `execute: false`, only pauses for the app: nothing starts.)
   if (env.journal && runsCode && !(await logStarted(record, env.journal))) return;
@@ -146,6 +151,7 @@ export async function executeCall(record: CallRecord, env: CallEnvironment): Pro
     if (forwardAbort) env.signal.removeEventListener("abort", forwardAbort);
   }
   await settle(record, runtime, settled, env);
+  if (env.config.guardrails || env.link?.guardrails) await afterHandler(record, env);
   // A failed write stops the journal; the run ends failed once the batch has settled.
   if (env.journal && record.result)
     await env.journal.result(record, record.result, env.runData).catch(() => {});

@@ -1,7 +1,6 @@
 import { describeThrown, messageForModel } from "../core/errors.ts";
 import type { ToolResultBlock } from "../core/messages.ts";
 import { assertSerialisable, capResultContent, toolResultFromReturn } from "../tools/result.ts";
-import { untilAborted } from "./abortable.ts";
 import {
   type CallEnvironment,
   type CallRecord,
@@ -10,6 +9,9 @@ import {
   isAborted,
   isObject,
 } from "./call.ts";
+import { callHook, chainOf, contextFor, hookLabel } from "./hooks.ts";
+import { placeOf } from "./model-call.ts";
+import { unwrapHook } from "./prepare-call.ts";
 
 /**
  * Runs `afterToolCall` (calls that reached their handler) and `onToolResult`, emits `tool_end`,
@@ -19,58 +21,68 @@ export async function finalizeCall(
   record: CallRecord,
   env: CallEnvironment,
 ): Promise<ToolResultBlock> {
-  const { hooks } = env.config;
+  const place = placeOf(env);
   let result = record.result!;
   // After an abort, hooks are not asked to decide anything more: the run is ending.
   const aborted = isAborted(env);
-  if (hooks.afterToolCall && record.reachedHandler && !aborted) {
-    try {
-      const decision: unknown = await untilAborted(
-        hooks.afterToolCall({
-          ...hookContext(record, env),
-          result,
-          isError: result.isError === true,
-        }),
-        env.signal,
-      );
-      if (isObject(decision) && decision.stop === true) record.stop = true;
-      else if (isObject(decision) && "result" in decision) {
-        try {
-          result = toolResultFromReturn(decision.result);
-          assertSerialisable(result);
-        } catch (error) {
-          result = errorResult(
-            `The afterToolCall hook returned an unusable result for tool "${record.name}": ${messageForModel(error)}`,
-            "invalid_result",
-          );
-        }
-      }
-    } catch (error) {
-      // An abort while the hook ran leaves the result as it was.
-      if (!env.signal.aborted)
-        result = errorResult(
-          `The afterToolCall hook failed for tool "${record.name}": ${messageForModel(error)}`,
-          "threw",
+  const parentCallId = env.link?.parentCallId;
+  if (record.reachedHandler && !aborted) {
+    for (const link of chainOf(place, "afterToolCall")) {
+      try {
+        const decision: unknown = await callHook(
+          link,
+          contextFor(
+            link,
+            { ...hookContext(record, env), result, isError: result.isError === true },
+            parentCallId,
+          ),
+          { event: "afterToolCall" },
+          env.signal,
         );
+        if (isObject(decision) && decision.stop === true) record.stop = true;
+        else if (isObject(decision) && "result" in decision) {
+          try {
+            result = toolResultFromReturn(decision.result);
+            assertSerialisable(result);
+          } catch (error) {
+            result = errorResult(
+              `The ${hookLabel(link)} hook returned an unusable result for tool "${record.name}": ${messageForModel(error)}`,
+              "invalid_result",
+            );
+          }
+        }
+      } catch (error) {
+        // An abort while the hook ran leaves the result as it was.
+        if (!env.signal.aborted)
+          result = errorResult(
+            `The ${hookLabel(link)} hook failed for tool "${record.name}": ${messageForModel(unwrapHook(error))}`,
+            "threw",
+          );
+        break;
+      }
     }
     record.result = result;
   }
   const isError = result.isError === true;
-  if (hooks.onToolResult && !aborted) {
-    try {
-      await untilAborted(
-        hooks.onToolResult({ ...hookContext(record, env), result, isError }),
-        env.signal,
-      );
-    } catch (error) {
-      if (!env.signal.aborted)
-        env.emit({
-          type: "hook_error",
-          hook: "onToolResult",
-          callId: record.id,
-          name: record.name,
-          error: describeThrown(error),
-        });
+  if (!aborted) {
+    for (const link of chainOf(place, "onToolResult")) {
+      try {
+        await callHook(
+          link,
+          contextFor(link, { ...hookContext(record, env), result, isError }, parentCallId),
+          { event: "onToolResult" },
+          env.signal,
+        );
+      } catch (error) {
+        if (!env.signal.aborted)
+          env.emit({
+            type: "hook_error",
+            hook: "onToolResult",
+            callId: record.id,
+            name: record.name,
+            error: describeThrown(unwrapHook(error)),
+          });
+      }
     }
   }
   env.emit({

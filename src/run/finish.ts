@@ -1,8 +1,11 @@
 // How a run ends: the result message, and closing the run in its session log.
 
-import { describeThrown } from "../core/errors.ts";
+import { AbortError, describeThrown } from "../core/errors.ts";
+import { hasHook } from "./hooks.ts";
 import type { RunEnd } from "./journal.ts";
+import { sessionEnd } from "./lifecycle.ts";
 import type { RunContext } from "./loop.ts";
+import { placeOf } from "./model-call.ts";
 import { totalUsageOf } from "./paused-state.ts";
 import { sourceStatuses } from "./tool-source.ts";
 import type { SDKResultMessage } from "./types.ts";
@@ -15,7 +18,7 @@ export function finish(
     Pick<SDKResultMessage, "result" | "structuredResult" | "pending" | "state" | "error">
   >,
 ): SDKResultMessage {
-  const isError = subtype === "error_max_turns" || subtype === "error_during_execution";
+  const isError = subtype !== "success" && subtype !== "paused";
   // An error never poses as an answer: its result text is empty, and what went wrong is in `error`.
   const error =
     subtype === "error_max_turns"
@@ -49,7 +52,7 @@ export function finish(
   // lost (a paused state took the queued messages already; a failed run lists them).
   const queue = run.steering;
   if (queue) {
-    if (subtype === "error_during_execution") {
+    if (isError && subtype !== "error_max_turns") {
       const left = queue.pending;
       if (left.length > 0) message.undelivered = left;
     }
@@ -87,4 +90,43 @@ export async function closeJournal(
       error: failure,
     };
   }
+}
+
+/** The run's end: its log closed (which may turn the result into a failure), its trace ended. */
+export function endRun(
+  run: RunContext,
+  result: SDKResultMessage,
+): SDKResultMessage | Promise<SDKResultMessage> {
+  if (hasHook(placeOf(run), "sessionEnd"))
+    return sessionEnd(run, result).then((ended) => closeRun(run, ended!));
+  return closeRun(run, result);
+}
+
+function closeRun(
+  run: RunContext,
+  result: SDKResultMessage,
+): SDKResultMessage | Promise<SDKResultMessage> {
+  // A blocked prompt leaves nothing in the log.
+  if (!run.journal || result.subtype === "error_blocked") {
+    run.trace?.end({ result });
+    return result;
+  }
+  return closeJournal(run, result).then((closed) => {
+    run.trace?.end({ result: closed });
+    return closed;
+  });
+}
+
+/** Throws the run's `AbortError` (a valid transcript) when its signal aborted. */
+export function throwIfAborted(run: RunContext): void {
+  if (!run.signal.aborted) return;
+  run.steering?.end("aborted");
+  throw new AbortError({
+    messages: run.messages,
+    sessionId: run.sessionId,
+    reason: run.signal.reason,
+    numTurns: run.numTurns,
+    usage: { ...run.usage },
+    totalUsage: totalUsageOf(run),
+  });
 }

@@ -2,7 +2,7 @@
 
 import type { Message } from "../core/messages.ts";
 import type { ToolResult } from "../tools/types.ts";
-import type { ErrorInfo, RunState, Step } from "./types.ts";
+import type { ErrorInfo, RunState, SDKResultMessage, Step } from "./types.ts";
 
 /**
  * What the engine tells a write-ahead log (design/sessions.md, "The write-ahead log"). The engine
@@ -48,7 +48,7 @@ export interface RunJournal {
 export type RunDataSnapshot = Map<string, unknown>;
 
 export interface RunEnd {
-  subtype: "success" | "error_max_turns" | "error_during_execution" | "aborted";
+  subtype: Exclude<SDKResultMessage["subtype"], "paused"> | "aborted";
   result?: string;
   error?: ErrorInfo;
   /** A typed run's validated answer (as JSON keeps it), for a result read back from the log. */

@@ -4,8 +4,11 @@
 import { emptyUsage, type Usage } from "../core/messages.ts";
 import type { ApprovalHandler, ToolDefinition, ToolResult } from "../tools/types.ts";
 import type { ResumeOptions } from "./agent-options.ts";
+import type { Budget, TreeState } from "./budget.ts";
 import type { CallEnvironment, CallRecord } from "./call.ts";
 import type { EngineConfig } from "./config.ts";
+import type { ResolvedGuardrails } from "./guardrails.ts";
+import type { InheritedHooks } from "./hooks.ts";
 import type { PermissionMode } from "./policy.ts";
 import type { PendingToolCall, RunState } from "./types.ts";
 
@@ -32,6 +35,18 @@ export interface RunLink {
   hardened: boolean;
   /** The permission mode calls are decided under now (a child's: the stricter of its own and its parent's). */
   mode(): PermissionMode;
+  /** The tree-scoped hooks of the agents above this run, innermost first. */
+  hooks?: InheritedHooks[];
+  /** For a child run: the agent tool call that started it. */
+  parentCallId?: string;
+  /** What the whole tree shares: its trip (a budget, a tripwire). */
+  tree?: TreeState;
+  /** The budgets this run spends against: its own, then its ancestors'. */
+  budgets?: Budget[];
+  /** The guardrails of the agents above this run, innermost first. */
+  guardrails?: ResolvedGuardrails[];
+  /** The input guardrails running beside the first model call: calls with side effects wait for them. */
+  inputGuard?: Promise<unknown>;
 }
 
 /** The link of a top-level run. */

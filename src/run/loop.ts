@@ -15,7 +15,16 @@ import { claimEarly, claimToolCalls } from "./claim-calls.ts";
 import type { EngineConfig } from "./config.ts";
 import { type ContextMemory, rememberRequest } from "./context.ts";
 import { deliverQueued } from "./deliver.ts";
-import { closeJournal, finish } from "./finish.ts";
+import { endRun, finish, throwIfAborted } from "./finish.ts";
+import {
+  beforeEnd,
+  inputGuardrails,
+  sessionEnd,
+  sessionStart,
+  spendTurn,
+  stopHooks,
+  userPromptSubmit,
+} from "./lifecycle.ts";
 import type { RunLink } from "./link.ts";
 import { prepareModelCall } from "./model-call.ts";
 import { callModel, endTurn, resolveModel, startTurn } from "./model-turn.ts";
@@ -51,6 +60,8 @@ export interface RunContext extends CallEnvironment {
   trace?: RunTrace;
   /** The tools this run fetched from the agent's sources (MCP servers), and the config without them. */
   sources?: SourceTools & { base: EngineConfig };
+  /** How many times `stop` hooks kept this run going. */
+  stopContinuations?: number;
 }
 
 /**
@@ -88,26 +99,17 @@ export function runLoop(
   );
 }
 
-/** The run's end: its log closed (which may turn the result into a failure), its trace ended. */
-function endRun(
-  run: RunContext,
-  result: SDKResultMessage,
-): SDKResultMessage | Promise<SDKResultMessage> {
-  if (!run.journal) {
-    run.trace?.end({ result });
-    return result;
-  }
-  return closeJournal(run, result).then((closed) => {
-    run.trace?.end({ result: closed });
-    return closed;
-  });
-}
-
 async function loopFailed(run: RunContext, error: unknown): Promise<SDKResultMessage> {
   endTurn(run);
+  const tripped = run.link.tree?.tripped;
+  if (error instanceof AbortError && tripped) {
+    run.steering?.end(tripped.subtype);
+    return endRun(run, finish(run, tripped.subtype, { error: tripped.error }));
+  }
   if (error instanceof AbortError) {
     run.steering?.end("aborted");
     run.trace?.end({ aborted: true, usage: totalUsageOf(run) });
+    await sessionEnd(run, undefined).catch(() => {});
     // The cancelled results go with the end entry; a log that failed already stays as it is.
     await run.journal?.ended({ subtype: "aborted" }).catch(() => {});
     throw error;
@@ -131,8 +133,25 @@ async function loop(
   if (run.config.sandbox) run.sandbox = await run.config.sandbox();
   const model = resolveModel(run.config);
   if (run.config.tracing && "stream" in model) await traceRun(run, model, run.config.tracing);
+  const fresh = !restored && !recovery;
+  const starting = sessionStart(
+    run,
+    fresh ? (run.messages.length > 1 ? "continue" : "new") : "resume",
+  );
+  const startFailed = starting && (await starting);
+  if (startFailed) return finish(run, "error_during_execution", { error: startFailed });
+  if (fresh) {
+    const verdict = await userPromptSubmit(run);
+    if (verdict && "error" in verdict)
+      return finish(run, "error_during_execution", { error: verdict.error });
+    if (verdict)
+      return finish(run, "error_blocked", {
+        error: { name: "PromptBlocked", message: verdict.blocked },
+      });
+    await inputGuardrails(run);
+  }
   // Write-ahead (a): the prompt is logged before the first model call of a new run.
-  if (!restored && !recovery) await run.journal?.input(run.messages.at(-1)!);
+  if (fresh) await run.journal?.input(run.messages.at(-1)!);
   let outcome: TurnOutcome = { kind: "continue" };
   if (restored?.records) outcome = await resumeBatch(run, restored);
   else if (recovery && "records" in recovery) outcome = await recoverBatch(run, recovery.records);
@@ -152,9 +171,18 @@ async function loop(
         if (run.steering) await deliverQueued(run, "next_call");
         outcome = await runTurn(run, model);
         continue;
-      case "final":
+      case "final": {
         // Delivery point 3: a queued message means the run goes on.
         if (run.steering && (await deliverQueued(run, "final"))) {
+          outcome = { kind: "continue" };
+          continue;
+        }
+        const ending = await beforeEnd(run, outcome);
+        if (ending) return ending;
+        const stopped = await stopHooks(run, outcome.result);
+        if (stopped && "error" in stopped)
+          return finish(run, "error_during_execution", { error: stopped.error });
+        if (stopped) {
           outcome = { kind: "continue" };
           continue;
         }
@@ -162,6 +190,7 @@ async function loop(
           result: outcome.result,
           structuredResult: outcome.structuredResult,
         });
+      }
       case "paused": {
         const state = pausedState(run, outcome.records, outcome.blocks);
         return finish(run, "paused", { pending: pendingOf(state), state });
@@ -228,6 +257,7 @@ async function runTurn(run: RunContext, agentModel: Model): Promise<TurnOutcome>
     // Priced by the model id asked for, not the one the server reports.
     const usage = priced(turn.usage, request.modelName ?? model.modelId, run.config.pricing);
     addUsage(run.usage, usage);
+    spendTurn(run, usage);
     rememberRequest(run.contextMemory, turn.usage);
     const records = claimToolCalls(run, batch, turn.message, turn.incompleteToolCalls);
     run.messages.push(turn.message);
@@ -361,17 +391,4 @@ function stepCalls(records: CallRecord[]): StepToolCall[] {
     isError: record.result!.isError === true,
     preliminaryResults: record.preliminaryResults,
   }));
-}
-
-function throwIfAborted(run: RunContext): void {
-  if (!run.signal.aborted) return;
-  run.steering?.end("aborted");
-  throw new AbortError({
-    messages: run.messages,
-    sessionId: run.sessionId,
-    reason: run.signal.reason,
-    numTurns: run.numTurns,
-    usage: { ...run.usage },
-    totalUsage: totalUsageOf(run),
-  });
 }

@@ -13,6 +13,17 @@ import {
 import type { ToolDefinition } from "../tools/types.ts";
 import type { ModelCallChange } from "./agent-options.ts";
 import { type Compacted, compact, contextMemory } from "./context.ts";
+import {
+  type ChainLink,
+  callHook,
+  chainOf,
+  contextFor,
+  type HookEntries,
+  type HookPlace,
+  hasHook,
+  hookLabel,
+  type InheritedHooks,
+} from "./hooks.ts";
 import type { RunContext } from "./loop.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import { checkModelSettings, requestSettings } from "./settings.ts";
@@ -42,7 +53,8 @@ export function prepareModelCall(
     model: agentModel,
   };
   // Without the hook (and under the context threshold) nothing here awaits.
-  return config.hooks.beforeModelCall ? withHook(run, parts) : buildRequest(run, parts);
+  const chain = chainOf(placeOf(run), "beforeModelCall");
+  return chain.length > 0 ? withHook(run, parts, chain) : buildRequest(run, parts);
 }
 
 type CallParts = {
@@ -53,26 +65,44 @@ type CallParts = {
   model: Model;
 };
 
-async function withHook(run: RunContext, parts: CallParts): Promise<PreparedCall> {
-  const { config } = run;
-  let change: unknown;
-  try {
-    change = await config.hooks.beforeModelCall!({
-      turn: run.numTurns,
-      messages: run.messages.slice(),
-      tools: config.toolSpecs.map((spec) => spec.name),
-      model: parts.model,
-      modelSettings: { ...config.modelSettings },
-      usage: { ...run.usage },
-      sessionId: run.sessionId,
-      signal: run.signal,
-    });
-  } catch (error) {
-    return failed(new HookError(`beforeModelCall threw: ${describeThrown(error).message}`));
+async function withHook(
+  run: RunContext,
+  parts: CallParts,
+  chain: ChainLink[],
+): Promise<PreparedCall> {
+  let current = parts;
+  // Innermost first; each hook sees what the ones before it changed.
+  for (const link of chain) {
+    let change: unknown;
+    try {
+      change = await callHook(
+        link,
+        contextFor(
+          link,
+          {
+            turn: run.numTurns,
+            messages: current.messages.slice(),
+            tools: current.tools.map((spec) => spec.name),
+            model: current.model,
+            modelSettings: { ...current.settings },
+            usage: { ...run.usage },
+            sessionId: run.sessionId,
+            signal: run.signal,
+          },
+          run.link.parentCallId,
+        ),
+        { event: "beforeModelCall" },
+        run.signal,
+      );
+    } catch (error) {
+      const thrown = error instanceof HookError && error.cause !== undefined ? error.cause : error;
+      return failed(new HookError(`${hookLabel(link)} threw: ${describeThrown(thrown).message}`));
+    }
+    const applied = applyChange(change, current);
+    if ("error" in applied) return failed(applied.error);
+    current = applied;
   }
-  const applied = applyChange(change, parts);
-  if ("error" in applied) return failed(applied.error);
-  return buildRequest(run, applied);
+  return buildRequest(run, current);
 }
 
 /** The output spec, context management and settings, on what this call sends. */
@@ -116,9 +146,41 @@ function buildRequest(run: RunContext, parts: CallParts): PreparedCall | Promise
     usage: run.usage,
     pricing: config.pricing,
     transcript: parts.messages === run.messages,
+    ...(hasHook(placeOf(run), "preCompact") ? { preCompact: preCompactOf(run) } : {}),
   });
   const after = (done: Compacted) => (done.ok ? request(done.messages) : failed(done.error));
   return compacted instanceof Promise ? compacted.then(after) : after(compacted);
+}
+
+/** The run's `preCompact` hooks as context management calls them: the first veto or summary wins. */
+function preCompactOf(run: RunContext) {
+  return async (messages: Message[]): Promise<{ veto: true } | { summary: string } | undefined> => {
+    for (const link of chainOf(placeOf(run), "preCompact")) {
+      const answer = await callHook(
+        link,
+        contextFor(
+          link,
+          { sessionId: run.sessionId, messages: messages.slice(), reason: "context_window" },
+          run.link.parentCallId,
+        ),
+        { event: "preCompact" },
+        run.signal,
+      );
+      if (typeof answer !== "object" || answer === null) continue;
+      if ((answer as { veto?: unknown }).veto === true) return { veto: true };
+      const summary = (answer as { summary?: unknown }).summary;
+      if (typeof summary === "string" && summary !== "") return { summary };
+    }
+    return undefined;
+  };
+}
+
+/** Where a run sits for its hooks. */
+export function placeOf(run: {
+  config: { hooks: HookEntries };
+  link?: { hooks?: InheritedHooks[]; depth: number };
+}): HookPlace {
+  return { own: run.config.hooks, inherited: run.link?.hooks, depth: run.link?.depth ?? 0 };
 }
 
 /** Checks what the hook returned and applies it to this call. */

@@ -1,6 +1,7 @@
 import type { Message } from "../core/messages.ts";
 import { emptyUsage } from "../core/messages.ts";
 import type { BackgroundTasks } from "../tools/types.ts";
+import { type Budget, freshBudget, TreeState } from "./budget.ts";
 import type { EngineConfig } from "./config.ts";
 import type { RunJournal } from "./journal.ts";
 import { type RunLink, rootLink } from "./link.ts";
@@ -35,6 +36,8 @@ export function newRun(
     background?: BackgroundTasks;
     /** A top-level run's permission mode, switchable while it works. */
     mode?: ModeCell;
+    /** The run's own budget (`RunOptions`), beside the agent's. */
+    budget?: Budget;
   },
 ): RunContext {
   const seenIds = new Set<string>();
@@ -43,10 +46,24 @@ export function newRun(
     for (const block of message.content) if (block.type === "tool_use") seenIds.add(block.id);
   }
   const link = options.link ?? rootLink(config, () => 0);
+  let signal = options.signal;
+  if (link.depth === 0) {
+    const budgets = [
+      ...(options.budget ? [options.budget] : []),
+      ...(config.budget ? [freshBudget(config.budget)] : []),
+    ];
+    if (budgets.length > 0) link.budgets = budgets;
+    // A tree that may trip (a budget, a guardrail, or children that may have either) ends
+    // through one abort of its own, beside the caller's.
+    if (budgets.length > 0 || config.guardrails || config.parent) {
+      link.tree = new TreeState();
+      signal = AbortSignal.any([signal, link.tree.controller.signal]);
+    }
+  }
   const run: RunContext = {
     config,
     sessionId: options.sessionId,
-    signal: options.signal,
+    signal,
     emit: options.emit,
     runData: options.runData ?? new Map(),
     messages: options.messages,

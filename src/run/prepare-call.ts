@@ -1,4 +1,4 @@
-import { messageForModel } from "../core/errors.ts";
+import { HookError, messageForModel } from "../core/errors.ts";
 import { runtimeOf } from "../tools/definition.ts";
 import type { ToolRuntime } from "../tools/types.ts";
 import { untilAborted } from "./abortable.ts";
@@ -14,6 +14,8 @@ import {
 } from "./call.ts";
 import { classify, validateInto } from "./call-input.ts";
 import type { EngineConfig } from "./config.ts";
+import { type ChainLink, callHook, chainOf, contextFor, hookLabel } from "./hooks.ts";
+import { placeOf } from "./model-call.ts";
 import { FINAL_OUTPUT } from "./output.ts";
 import type { PermissionDecision, PermissionLayer } from "./permission-layer.ts";
 import { applyMode, type PermissionMode } from "./policy.ts";
@@ -90,7 +92,8 @@ function afterValidation(
   env: CallEnvironment,
   early: boolean,
 ): void | Promise<void> {
-  if (env.config.hooks.beforeToolCall) return withBeforeToolCall(record, env, early);
+  const chain = chainOf(placeOf(env), "beforeToolCall");
+  if (chain.length > 0) return withBeforeToolCall(record, env, early, chain);
   return permitAndClassify(record, env, early, undefined);
 }
 
@@ -98,50 +101,64 @@ async function withBeforeToolCall(
   record: CallRecord,
   env: CallEnvironment,
   early: boolean,
+  chain: ChainLink[],
 ): Promise<void> {
   const runtime = record.runtime!;
   // `{ ask: reason }` from beforeToolCall: the call goes to approval as an ask rule would send it.
   let hookAsk: string | undefined;
-  let decision: unknown;
-  try {
-    decision = await untilAborted(
-      env.config.hooks.beforeToolCall!(hookContext(record, env)),
-      env.signal,
-    );
-  } catch (error) {
-    if (env.signal.aborted) {
-      record.result = cancelledResult(record, "before it started");
-      return;
-    }
-    record.result = errorResult(
-      `The beforeToolCall hook failed for tool "${record.name}": ${messageForModel(error)}`,
-      "blocked",
-    );
-    return;
-  }
-  if (isObject(decision) && decision.block === true) {
-    const reason =
-      typeof decision.reason === "string" && decision.reason ? decision.reason : "no reason given";
-    record.result = errorResult(`Tool call blocked: ${reason}`, "blocked");
-    return;
-  }
-  if (
-    isObject(decision) &&
-    "input" in decision &&
-    !(await validateInto(record, runtime, decision.input))
-  )
-    return;
-  if (isObject(decision) && "ask" in decision) {
-    if (typeof decision.ask !== "string") {
+  // The child's own hook first, then its ancestors', each seeing the input the one before left.
+  for (const link of chain) {
+    let decision: unknown;
+    const label = hookLabel(link);
+    try {
+      decision = await callHook(
+        link,
+        contextFor(link, hookContext(record, env), env.link?.parentCallId),
+        { event: "beforeToolCall" },
+        env.signal,
+      );
+    } catch (error) {
+      if (env.signal.aborted) {
+        record.result = cancelledResult(record, "before it started");
+        return;
+      }
       record.result = errorResult(
-        `The beforeToolCall hook answered { ask } without a reason string for tool "${record.name}".`,
+        `The ${label} hook failed for tool "${record.name}": ${messageForModel(unwrapHook(error))}`,
         "blocked",
       );
       return;
     }
-    hookAsk = decision.ask;
+    if (isObject(decision) && decision.block === true) {
+      const reason =
+        typeof decision.reason === "string" && decision.reason
+          ? decision.reason
+          : "no reason given";
+      record.result = errorResult(`Tool call blocked: ${reason}`, "blocked");
+      return;
+    }
+    if (
+      isObject(decision) &&
+      "input" in decision &&
+      !(await validateInto(record, runtime, decision.input))
+    )
+      return;
+    if (isObject(decision) && "ask" in decision) {
+      if (typeof decision.ask !== "string") {
+        record.result = errorResult(
+          `The ${label} hook answered { ask } without a reason string for tool "${record.name}".`,
+          "blocked",
+        );
+        return;
+      }
+      hookAsk ??= decision.ask;
+    }
   }
   await permitAndClassify(record, env, early, hookAsk);
+}
+
+/** What a hook threw, from inside the `HookError` that names it. */
+export function unwrapHook(error: unknown): unknown {
+  return error instanceof HookError && error.cause !== undefined ? error.cause : error;
 }
 
 /**

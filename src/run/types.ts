@@ -58,6 +58,14 @@ export type RunEvent =
     }
   /** The run's permission mode changed (`setPermissionMode`): effective from the next call decided. */
   | { type: "permission_mode"; mode: PermissionMode; previous: PermissionMode }
+  /** A guardrail's check: `tripped` ends the whole tree (subtype `error_guardrail`). */
+  | {
+      type: "guardrail";
+      name: string;
+      phase: "input" | "output" | "toolInput" | "toolOutput";
+      tripped: boolean;
+      info?: unknown;
+    }
   /** An MCP server could not be reached or listed: its tools are missing from this run. */
   | { type: "mcp_server_error"; server: string; error: { name: string; message: string } }
   | CustomEvent;
@@ -180,7 +188,17 @@ export type PausedCall =
 
 export interface SDKResultMessage<TOutput = unknown> {
   type: "result";
-  subtype: "success" | "error_max_turns" | "error_during_execution" | "paused";
+  subtype:
+    | "success"
+    | "error_max_turns"
+    | "error_during_execution"
+    | "paused"
+    /** A `userPromptSubmit` hook blocked the prompt: nothing was sent or logged. */
+    | "error_blocked"
+    /** `maxBudgetUsd`, `maxTotalTokens` or `maxToolCalls` was exceeded somewhere in the tree. */
+    | "error_max_budget"
+    /** A guardrail's tripwire ended the run. */
+    | "error_guardrail";
   result: string;
   /** With `output`: the validated answer (the schema's output type). */
   structuredResult?: TOutput;

@@ -2,6 +2,7 @@
 
 import { SessionError } from "../core/errors.ts";
 import type { Message, Usage } from "../core/messages.ts";
+import type { RunEnd } from "../run/journal.ts";
 import type { ErrorInfo, RunState } from "../run/types.ts";
 import type { ToolResult } from "../tools/types.ts";
 
@@ -61,7 +62,7 @@ export type LogEntry =
   | (RunEntry & { type: "resumed" })
   | (RunEntry & {
       type: "end";
-      subtype: "success" | "error_max_turns" | "error_during_execution" | "aborted";
+      subtype: RunEnd["subtype"];
       result?: string;
       error?: ErrorInfo;
       structuredResult?: unknown;

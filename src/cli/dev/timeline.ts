@@ -55,6 +55,9 @@ export interface RunView {
     | "paused"
     | "interrupted"
     | "success"
+    | "error_blocked"
+    | "error_max_budget"
+    | "error_guardrail"
     | "error_max_turns"
     | "error_during_execution"
     | "aborted";
