@@ -17,7 +17,7 @@ export interface ModelSettings {
   toolChoice?: "auto" | "any" | "required" | "none" | { name: string };
   maxOutputTokens?: number;
   /**
-   * How the model reasons, on every protocol (design/models.md): Responses `reasoning`, Chat
+   * How the model reasons, on every protocol: Responses `reasoning`, Chat
    * Completions `reasoning_effort`, Anthropic `thinking`, Gemini `thinkingConfig`. What a protocol
    * cannot take is a `ConfigurationError` before any request.
    */
