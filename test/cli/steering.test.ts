@@ -236,8 +236,11 @@ describe("keys typed while the run streams (raw mode: never echoed into the outp
     expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("hi\n");
     expect(screen).toContain("Wrote it.");
     expect(shownOutside(screen, "kept across")).toEqual([]);
-    expect(server.requests).toHaveLength(2);
-    const steered = server.requests[1]!.body.messages.at(-1).content;
+    // The typed line goes with the turn after the Write when it is sent before that turn's request,
+    // or as a follow-up turn of its own when the machine is slow to type it (seen at load 15).
+    expect(server.requests.length).toBeGreaterThanOrEqual(2);
+    expect(server.requests.length).toBeLessThanOrEqual(3);
+    const steered = server.requests.at(-1)!.body.messages.at(-1).content;
     expect(JSON.stringify(steered)).toContain('"kept across the question"');
   }, 60_000);
 });
