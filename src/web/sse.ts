@@ -34,6 +34,8 @@ export function sseLine(chunk: UIMessageChunk): string {
 
 export const SSE_DONE = "data: [DONE]\n\n";
 
+const encoder = new TextEncoder();
+
 /**
  * A run's events as SSE bytes, batched: the chunks of every event that arrives before the event
  * loop's next turn go out as one string, encoded once and enqueued once (per event, a web stream's
@@ -48,7 +50,6 @@ export function sseBytes(
 ): ReadableStream<Uint8Array> {
   const chunker = new UIChunker(options);
   const iterator = run[Symbol.asyncIterator]();
-  const encoder = new TextEncoder();
   const out: UIMessageChunk[] = [];
   let text = "";
   let scheduled = false;
@@ -65,10 +66,23 @@ export function sseBytes(
         const next = await iterator.next();
         if (closed) return;
         if (next.done) break;
-        const waiting = chunker.push(next.value, out);
-        if (waiting) await waiting;
-        for (const chunk of out) text += sseLine(chunk);
-        out.length = 0;
+        const event = next.value;
+        // Most of a stream: a delta of the open text (reasoning) part, written with no chunk object.
+        let line: string | undefined;
+        if (event.type === "text_delta") {
+          if (chunker.textHead !== undefined && event.parentCallId === undefined)
+            line = `${chunker.textHead}${JSON.stringify(event.text)}}\n\n`;
+        } else if (event.type === "thinking_delta") {
+          if (chunker.reasoningHead !== undefined && event.parentCallId === undefined)
+            line = `${chunker.reasoningHead}${JSON.stringify(event.thinking)}}\n\n`;
+        }
+        if (line !== undefined) text += line;
+        else {
+          const waiting = chunker.push(event, out);
+          if (waiting) await waiting;
+          for (const chunk of out) text += sseLine(chunk);
+          out.length = 0;
+        }
         // A long batch goes now: kept to the end of the turn, its strings would outlive young GCs.
         if (text.length >= 8192) flush();
         else if (!scheduled) {
@@ -115,8 +129,12 @@ export function toUIMessageStreamResponse(
   if (messageId !== undefined) options.messageId = messageId;
   if (approvalId !== undefined) options.approvalId = approvalId;
   if (errorText !== undefined) options.errorText = errorText;
-  const headers = new Headers(responseInit.headers);
-  for (const [name, value] of Object.entries(UI_MESSAGE_STREAM_HEADERS))
-    if (!headers.has(name)) headers.set(name, value);
+  let headers: ResponseInit["headers"] = UI_MESSAGE_STREAM_HEADERS;
+  if (responseInit.headers !== undefined) {
+    const given = new Headers(responseInit.headers);
+    for (const [name, value] of Object.entries(UI_MESSAGE_STREAM_HEADERS))
+      if (!given.has(name)) given.set(name, value);
+    headers = given;
+  }
   return new Response(sseBytes(run, options), { ...responseInit, headers });
 }

@@ -74,6 +74,12 @@ export class UIChunker {
   /** Per agent-tool call: its child run's replies so far (the call's preliminary output). */
   private readonly children = new Map<string, string[]>();
   private readonly prefix: string;
+  /**
+   * While a text (reasoning) part is open: the start of its deltas' SSE line, up to the delta's
+   * JSON, so the SSE writer turns a delta event into bytes without a chunk object (sse.ts).
+   */
+  textHead: string | undefined;
+  reasoningHead: string | undefined;
 
   constructor(private readonly options: UIMessageStreamOptions = {}) {
     this.prefix = randomUUID().slice(0, 8);
@@ -101,6 +107,7 @@ export class UIChunker {
         let id = this.textId;
         if (id === undefined) {
           id = this.textId = `${this.prefix}-${this.parts++}`;
+          this.textHead = `data: {"type":"text-delta","id":"${id}","delta":`;
           out.push({ type: "text-start", id });
         }
         out.push({ type: "text-delta", id, delta: event.text });
@@ -111,6 +118,7 @@ export class UIChunker {
         let id = this.reasoningId;
         if (id === undefined) {
           id = this.reasoningId = `${this.prefix}-${this.parts++}`;
+          this.reasoningHead = `data: {"type":"reasoning-delta","id":"${id}","delta":`;
           out.push({ type: "reasoning-start", id });
         }
         out.push({ type: "reasoning-delta", id, delta: event.thinking });
@@ -229,12 +237,12 @@ export class UIChunker {
 
   private closeText(out: UIMessageChunk[]): void {
     out.push({ type: "text-end", id: this.textId! });
-    this.textId = undefined;
+    this.textId = this.textHead = undefined;
   }
 
   private closeReasoning(out: UIMessageChunk[]): void {
     out.push({ type: "reasoning-end", id: this.reasoningId! });
-    this.reasoningId = undefined;
+    this.reasoningId = this.reasoningHead = undefined;
   }
 
   private closeParts(out: UIMessageChunk[]): void {
@@ -360,9 +368,11 @@ export function toUIMessageStream(
           controller.close();
           return;
         }
-        await chunker.push(next.value, out);
+        const waiting = chunker.push(next.value, out);
+        if (waiting) await waiting;
       }
-      for (const chunk of out.splice(0)) controller.enqueue(chunk);
+      for (const chunk of out) controller.enqueue(chunk);
+      out.length = 0;
     },
     async cancel() {
       await iterator.return?.();

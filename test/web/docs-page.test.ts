@@ -11,6 +11,8 @@ it("the guide's tsx block is examples/web/chat.tsx, and its screenshot is in doc
   expect(blocks).toHaveLength(1);
   expect(guide.split("\n")[blocks[0]!.line - 2]).toBe("<!-- examples/web/chat.tsx -->");
   expect(blocks[0]!.code).toBe(readRepoFile("examples/web/chat.tsx"));
+  // The README promises a useChat page in about twenty lines.
+  expect(blocks[0]!.code.trimEnd().split("\n").length).toBeLessThanOrEqual(20);
   expect(readRepoFile("docs/web.md")).toContain("](web-chat.png)");
   expect(existsSync(path.join(ROOT, "docs/web-chat.png"))).toBe(true);
   expect(readRepoFile("test/web/chat-page.browser.test.ts")).toContain("examples/web/main.tsx");

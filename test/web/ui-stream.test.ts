@@ -318,4 +318,64 @@ describe("toUIMessageStreamResponse", () => {
     expect(strip(fromSse)).toEqual(strip(direct));
     expect(fromSse).toContainEqual(expect.objectContaining({ delta: 'Say "hi"\n<script>' }));
   });
+
+  it("streamed deltas of text and reasoning parts are the same chunks as toUIMessageStream's", async () => {
+    // Several deltas per part, parts alternating, with what JSON must escape: the SSE writer
+    // writes the deltas of an open part without chunk objects, and must agree with them.
+    const deltas: ModelStreamEvent[] = [
+      { type: "thinking_delta", thinking: "Think " },
+      { type: "thinking_delta", thinking: 'about "quotes"' },
+      { type: "text_delta", text: "Line one\n" },
+      { type: "text_delta", text: "tab\there \\ back" },
+      { type: "text_delta", text: "\u0001 \u2028 é 🌍 <script>" },
+      { type: "thinking_delta", thinking: "again" },
+      { type: "thinking_delta", thinking: "!" },
+      { type: "text_delta", text: "End" },
+      { type: "text_delta", text: "." },
+    ];
+    const model = (): Model => ({
+      provider: "test",
+      modelId: "deltas",
+      async *stream(): AsyncGenerator<ModelStreamEvent> {
+        yield* deltas;
+        yield {
+          type: "message",
+          message: { role: "assistant", content: [{ type: "text", text: "done" }] },
+          stopReason: "end_turn",
+        };
+      },
+    });
+    const response = toUIMessageStreamResponse(createBareAgent({ model: model() }).stream("hi"));
+    expect(response.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1");
+    const data = sseData(await response.text());
+    expect(data.at(-1)).toBe("[DONE]");
+    const fromSse = data.slice(0, -1).map((each) => JSON.parse(each) as UIMessageChunk);
+    const direct = await chunksOf(
+      toUIMessageStream(createBareAgent({ model: model() }).stream("hi")),
+    );
+    // Part ids differ per stream (a random prefix) but follow the same pattern.
+    const ids = new Map<string, string>();
+    const strip = (chunks: UIMessageChunk[], tag: string) =>
+      chunks.map((chunk) => {
+        const copy: Record<string, unknown> = { ...chunk, messageId: undefined };
+        if ("id" in chunk && typeof chunk.id === "string") {
+          const key = `${tag}:${chunk.id}`;
+          if (!ids.has(key))
+            ids.set(key, `part${[...ids.keys()].filter((k) => k.startsWith(tag)).length}`);
+          copy.id = ids.get(key);
+        }
+        return copy;
+      });
+    expect(strip(fromSse, "sse")).toEqual(strip(direct, "direct"));
+    const texts = fromSse
+      .filter((chunk) => chunk.type === "text-delta")
+      .map((chunk: any) => chunk.delta);
+    expect(texts.join("")).toBe("Line one\ntab\there \\ back\u0001 \u2028 é 🌍 <script>End.");
+    const message = await lastMessage(
+      toUIMessageStream(createBareAgent({ model: model() }).stream("hi")),
+    );
+    expect(
+      message.parts.filter((part) => part.type === "reasoning").map((part: any) => part.text),
+    ).toEqual(['Think about "quotes"', "again!"]);
+  });
 });
