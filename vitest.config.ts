@@ -23,6 +23,7 @@ const HEAVY = [
   "test/cli/queue.test.ts",
   "test/cli/dev-browser.test.ts",
   "test/cli/dev-postgres.test.ts",
+  "test/cli/dev-flags.test.ts",
   // Slow for what they start (node and bwrap processes, a packed package, MCP servers, a pty):
   // their cases stay in CI, out of the quick loop.
   "test/package/packed.test.ts",

@@ -63,11 +63,13 @@ workspace's .skein/sessions.db is listed.`;
 export const DEV_HELP = `
 Prints the inspector's address, http://127.0.0.1:<port>/?token=<token>: open it in a browser.
 The page lists the sessions newest first, shows each run's turns and tool calls, and approves or
-denies a paused run's calls (the run resumes here, with this command's provider options and
-rules, and the approval secret in .skein/). It listens on 127.0.0.1 only; a request without the
-token is refused, and so is a change (approve, deny, steer, fork, rewind) from another page.
+denies a paused run's calls (the run resumes here, with this command's provider options, rules,
+skills, agents and MCP servers, as skein takes them, and the approval secret in .skein/). It
+listens on 127.0.0.1 only; a request without the token is refused, and so is a change (approve,
+deny, steer, fork, rewind) from another page.
 
 Examples:
   skein dev
   skein dev --port 4983 --allow "Bash(npm test)"
+  skein dev --agents ./agents --skills ./skills
   skein dev --database-url postgres://localhost/app`;

@@ -55,3 +55,18 @@ export function parseTurns(value: string): number {
   }
   return turns;
 }
+
+// What the agent is given beyond its built-ins, the same for `skein` and `skein dev` (which
+// resumes the runs `skein` paused, so it needs the same tools): --skills, --user-skills, --agents.
+
+export const skillsOption = () =>
+  new Option("--skills <dir>", "load the skills in this folder (repeatable)").argParser(collect);
+
+export const userSkillsOption = () =>
+  new Option("--user-skills", "load the skills in ~/.skein/skills too");
+
+export const agentsOption = () =>
+  new Option(
+    "--agents <dir>",
+    "give the agent the agent files (*.md) in this folder as tools (repeatable)",
+  ).argParser(collect);

@@ -17,6 +17,7 @@ import {
 } from "./help.ts";
 import { askForMcpCalls, chooseMcpServers, mcpCallAllowed, readMcpConfig } from "./mcp.ts";
 import {
+  agentsOption,
   apiOption,
   collect,
   parseConcurrency,
@@ -24,6 +25,8 @@ import {
   parseTurns,
   parseURL,
   providerOption,
+  skillsOption,
+  userSkillsOption,
 } from "./options.ts";
 import { projectSecret, SECRET_READ_DENY } from "./project-dir.ts";
 import {
@@ -104,13 +107,9 @@ export async function runCli(
       "start this MCP server of .mcp.json without asking (repeatable)",
       collect,
     )
-    .option("--skills <dir>", "load the skills in this folder (repeatable)", collect)
-    .option("--user-skills", "load the skills in ~/.skein/skills too")
-    .option(
-      "--agents <dir>",
-      "give the agent the agent files (*.md) in this folder as tools (repeatable)",
-      collect,
-    )
+    .addOption(skillsOption())
+    .addOption(userSkillsOption())
+    .addOption(agentsOption())
     .addHelpText("after", ENVIRONMENT)
     .enablePositionalOptions()
     .exitOverride()
@@ -206,10 +205,16 @@ export async function runCli(
     )
     .option("--port <n>", "the port on 127.0.0.1 (default: a free one)", parsePort)
     .addOption(providerOption())
+    .addOption(apiOption())
     .option("-m, --model <id>", "the model that resumes approved runs (as for skein)")
     .option("--base-url <url>", "the API's base URL (as for skein)", parseURL)
+    .option("--max-turns <n>", "model calls at most per resumed run (as for skein)", parseTurns)
     .option("--allow <rule>", "a permission rule to allow in resumed runs (repeatable)", collect)
     .option("--deny <rule>", "a permission rule to deny in resumed runs (repeatable)", collect)
+    .option("--mcp-server <name>", "start this MCP server of .mcp.json (repeatable)", collect)
+    .addOption(skillsOption())
+    .addOption(userSkillsOption())
+    .addOption(agentsOption())
     .addHelpText("after", DEV_HELP)
     .exitOverride()
     .configureOutput({ writeErr: (text) => terminal.stderr.write(text) })

@@ -13,17 +13,23 @@ import { type Agent, createAgent, type SessionStore } from "../../index.ts";
 import { APPROVAL_SECRET_ENV } from "../../run/approval-secret.ts";
 import { connectionError, openStore, redactUrl } from "../database.ts";
 import { CliError } from "../failure.ts";
+import { askForMcpCalls, chooseMcpServers, readMcpConfig } from "../mcp.ts";
 import { projectSecret, SECRET_READ_DENY } from "../project-dir.ts";
 import { cliSystemPrompt, type ProviderFlags, resolveProvider } from "../provider.ts";
 import { requireCliStore } from "../sessions.ts";
+import { type SkillFlags, skillOptions } from "../skills.ts";
 import type { Terminal } from "../terminal.ts";
 import { createDevServer, type PageAssets } from "./server.ts";
 
-export interface DevFlags extends ProviderFlags {
+/** The provider, rules and tools are `skein`'s own, so a run `skein` paused resumes with its tools. */
+export interface DevFlags extends ProviderFlags, SkillFlags {
   databaseUrl?: string;
   port?: number;
+  maxTurns?: number;
   allow?: string[];
   deny?: string[];
+  /** MCP servers of .mcp.json to start (only those named: the page asks nothing on a terminal). */
+  mcpServer?: string[];
 }
 
 /**
@@ -36,6 +42,9 @@ export async function runDev(
   signal?: AbortSignal,
 ): Promise<number> {
   const cwd = process.cwd();
+  // The flags are checked before anything opens: a bad folder or server name is an error now.
+  const named = skillOptions(flags, cwd);
+  const mcp = await namedMcpServers(flags, cwd, terminal);
   const { store, where } = await openDevStore(flags);
   const secret =
     flags.databaseUrl !== undefined && process.env[APPROVAL_SECRET_ENV]
@@ -54,13 +63,19 @@ export async function runDev(
       const provider = resolveProvider(flags);
       agent = createAgent({
         model: provider.model,
+        ...(named.skills ? { skills: named.skills } : {}),
+        ...(named.tools.length > 0 ? { tools: named.tools } : {}),
         systemPrompt: cliSystemPrompt(cwd),
+        ...(flags.maxTurns !== undefined ? { maxTurns: flags.maxTurns } : {}),
         permissions: {
           allow: flags.allow ?? [],
           deny: [...(flags.deny ?? []), SECRET_READ_DENY],
         },
         sessionStore: store,
         approvalSecret: secret,
+        ...(mcp
+          ? { mcpServers: mcp, hooks: { beforeToolCall: askForMcpCalls(flags.allow ?? []) } }
+          : {}),
       });
       return agent;
     },
@@ -105,6 +120,23 @@ export async function runDev(
   await agent?.close();
   await store.close();
   return 0;
+}
+
+/** The servers --mcp-server names (none other starts: nobody answers a question on this terminal). */
+async function namedMcpServers(flags: DevFlags, cwd: string, terminal: Terminal) {
+  const names = flags.mcpServer ?? [];
+  if (names.length === 0) return undefined;
+  const config = await readMcpConfig(cwd);
+  const only = config && {
+    ...config,
+    entries: new Map([...config.entries].filter(([name]) => names.includes(name))),
+  };
+  const choice = await chooseMcpServers(only, names, {
+    terminal,
+    signal: new AbortController().signal,
+    onInterrupt: () => {},
+  });
+  return choice.servers;
 }
 
 async function openDevStore(flags: DevFlags): Promise<{ store: SessionStore; where: string }> {
