@@ -9,6 +9,8 @@ import { spend, type TreeState } from "./budget.ts";
 import { type CallEnvironment, type CallRecord, cancelledResult, errorResult } from "./call.ts";
 import type { RunLink } from "./link.ts";
 import { isReadOnly } from "./policy.ts";
+import { guardrailStarts } from "./trace.ts";
+import type { AgentEvent } from "./types.ts";
 
 /** What a check answers: `tripwire: true` ends the run (a throw counts as a tripwire). */
 export interface GuardrailResult {
@@ -123,6 +125,7 @@ export async function check(
 ): Promise<boolean> {
   const outcomes = await Promise.all(
     rails.map(async ({ rail, depth }) => {
+      const startedAt = Date.now();
       let result: GuardrailResult;
       try {
         const answer = await rail.check({ ...base, depth, signal: env.signal });
@@ -133,13 +136,15 @@ export async function check(
       } catch (error) {
         result = { tripwire: true, info: error instanceof Error ? error.message : String(error) };
       }
-      env.emit({
+      const event: AgentEvent = {
         type: "guardrail",
         name: rail.name,
         phase,
         tripped: result.tripwire,
         ...(result.info !== undefined ? { info: result.info } : {}),
-      });
+      };
+      guardrailStarts.set(event, startedAt);
+      env.emit(event);
       if (result.tripwire) {
         const info = result.info === undefined ? "" : `: ${describeInfo(result.info)}`;
         env.tree?.trip({
