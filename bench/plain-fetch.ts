@@ -249,15 +249,12 @@ async function responsesRun(baseURL: string, prompt: string): Promise<string> {
     });
     let text = "";
     const calls: { id: string; call_id: string; name: string; arguments: string }[] = [];
-    await streamEvents(
-      { url: `${baseURL}/responses`, headers: OPENAI_HEADERS, body },
-      (data) => {
-        const event = JSON.parse(data);
-        if (event.type === "response.output_text.delta") text += event.delta;
-        else if (event.type === "response.output_item.done" && event.item.type === "function_call")
-          calls.push(event.item);
-      },
-    );
+    await streamEvents({ url: `${baseURL}/responses`, headers: OPENAI_HEADERS, body }, (data) => {
+      const event = JSON.parse(data);
+      if (event.type === "response.output_text.delta") text += event.delta;
+      else if (event.type === "response.output_item.done" && event.item.type === "function_call")
+        calls.push(event.item);
+    });
     if (text) input.push({ role: "assistant", content: [{ type: "output_text", text }] });
     for (const call of calls)
       input.push({
