@@ -76,7 +76,7 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
   const onError = options.onError;
   const current = new AsyncLocalStorage<Execution>();
   const approvalSecret = requireApprovalSecret(prefix, options.approvalSecret);
-  const handles = agentHandles(prefix, options.agents, fencedStore(store, current), approvalSecret);
+  const handles = agentHandles(prefix, options.agents, fencedStore(store, board, current), approvalSecret);
 
   const id = `worker-${randomUUID()}`;
   let stopping = false;
@@ -320,20 +320,42 @@ function agentHandles(
  * session (lease lost, worker stopping) is fenced, so the run it aborts logs nothing more and is
  * recovered by the next execution exactly as after a crash.
  */
-function fencedStore(store: SessionStore, current: AsyncLocalStorage<Execution>): SessionStore {
+function fencedStore(
+  store: SessionStore,
+  board: Board,
+  current: AsyncLocalStorage<Execution>,
+): SessionStore {
   return {
     [POSTGRES_STORE]: (store as { [POSTGRES_STORE]?: unknown })[POSTGRES_STORE],
-    append: (sessionId, seq, entries) => {
+    append: async (sessionId, seq, entries) => {
       const execution = current.getStore();
       if (execution?.fenced)
-        return Promise.reject(
-          new SessionStoreError(
-            `This execution no longer holds session "${sessionId}" (${execution.fenced}); the next one continues it from the log.`,
-          ),
+        throw new SessionStoreError(
+          `This execution no longer holds session "${sessionId}" (${execution.fenced}); the next one continues it from the log.`,
         );
-      return store.append(sessionId, seq, entries);
+      if (execution) execution.preload = undefined;
+      // The run's events waiting to be written ride in the append's statement.
+      const taken = execution?.runId ? execution.events?.take() : undefined;
+      if (!taken || !execution) return store.append(sessionId, seq, entries);
+      try {
+        await board.appendAlso(sessionId, seq, entries, board.eventsAlso(execution.runId, taken.batch));
+        taken.settle(true);
+      } catch (error) {
+        // A conflict is a statement that ran: its events were written.
+        taken.settle((error as { name?: unknown } | null)?.name === "SessionConflictError");
+        throw error;
+      }
     },
-    read: (sessionId, readOptions) => store.read(sessionId, readOptions),
+    read: async (sessionId, readOptions) => {
+      // The execution's own read of the session a moment ago (it holds the session's lease):
+      // the engine's first read of it is served from there instead of a second round trip.
+      const preload = current.getStore()?.preload;
+      if (preload?.sessionId === sessionId && !readOptions?.after) {
+        current.getStore()!.preload = undefined;
+        return preload.rows.map((row) => ({ ...row }));
+      }
+      return store.read(sessionId, readOptions);
+    },
     list: () => store.list(),
     delete: (sessionId) => store.delete(sessionId),
     // The app's store outlives the worker's agents.
