@@ -8,10 +8,12 @@ import type { SessionStore } from "../core/session-store.ts";
 import {
   type AppendAlso,
   POSTGRES_STORE,
-  type PostgresPool,
   type PostgresStoreInternals,
 } from "../sessions/postgres.ts";
-import { type ListeningClient, sharedListener } from "./listener.ts";
+import { CHANNEL, createTables, finishSql, pickUpSql } from "./board-sql.ts";
+import { sharedListener } from "./listener.ts";
+
+export { CHANNEL };
 
 export type RunStatus = "queued" | "running" | "paused" | "ended" | "cancelled";
 
@@ -38,17 +40,6 @@ export interface RunRecord {
   /** The result message's JSON, once the run ended or paused. */
   result: string | undefined;
 }
-
-/**
- * Notification channels (payloads: a queue name, or a run id): a run's end (`run`) and its new
- * events (`events`) apart, so that waiting for a result is not woken by every batch of events.
- */
-export const CHANNEL = {
-  wake: "skein_wake",
-  run: "skein_run",
-  events: "skein_events",
-  cancel: "skein_cancel",
-} as const;
 
 /** What an execution learns when it picks a job up (`Board.pickUp`), in one round trip. */
 export interface PickedUp {
@@ -90,7 +81,12 @@ export interface Board {
     also: AppendAlso,
   ): Promise<void>;
   /** The run's record inserted (queued) only when the append's claim matched. */
-  insertRunAlso(run: { runId: string; agent: string; checkpointId: string; jobId: string }): AppendAlso;
+  insertRunAlso(run: {
+    runId: string;
+    agent: string;
+    checkpointId: string;
+    jobId: string;
+  }): AppendAlso;
   /** The run's events written (and watchers told), whether or not the claim matched. */
   eventsAlso(runId: string, batch: EventBatch): AppendAlso;
   getRun(runId: string): Promise<RunRecord | undefined>;
@@ -172,6 +168,7 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
   const events = `${s}.skein_run_events`;
   const workers = `${s}.skein_workers`;
   const leases = `${s}.skein_leases`; // the store's own (postgres-sql.ts)
+  const tables = { runs, events, leases };
   let setup: Promise<void> | undefined;
   const ready = () => {
     setup ??= internals
@@ -263,29 +260,14 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
       return rows.map((row) => ({ runId: row.run_id, agent: row.agent, jobId: row.job_id }));
     },
     async pickUp(run) {
-      const { rows } = await query(
-        `WITH run AS (SELECT * FROM ${runs} WHERE run_id = $1),
-         taken AS (
-           INSERT INTO ${leases} AS lease (session_id, owner, expires_at)
-           SELECT $2, $3, clock_timestamp() + $4 * interval '1 millisecond'
-           WHERE NOT EXISTS (SELECT 1 FROM run WHERE session_id <> $2)
-           ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, expires_at = EXCLUDED.expires_at
-           WHERE lease.owner = EXCLUDED.owner OR lease.expires_at <= clock_timestamp()
-           RETURNING owner),
-         started AS (
-           UPDATE ${runs} SET status = 'running', worker = $5, job_id = $6, started_at = clock_timestamp()
-           WHERE run_id = $1 AND session_id = $2 AND status IN ('queued', 'running')
-             AND checkpoint_id IS NOT NULL AND EXISTS (SELECT 1 FROM taken)
-           RETURNING 1)
-         SELECT (SELECT row_to_json(run) FROM run) AS run,
-           EXISTS (SELECT 1 FROM run WHERE session_id <> $2) AS foreign,
-           EXISTS (SELECT 1 FROM taken) AS acquired,
-           EXISTS (SELECT 1 FROM started) AS started,
-           (SELECT GREATEST(0, CEIL(EXTRACT(EPOCH FROM (expires_at - clock_timestamp())) * 1000))::bigint
-            FROM ${leases} WHERE session_id = $2) AS expires_in,
-           (SELECT COALESCE(MAX(n), 0) + 1 FROM ${events} WHERE run_id = $1) AS next_event`,
-        [run.runId, run.sessionId, run.owner, run.ttlMs, run.worker, run.jobId],
-      );
+      const { rows } = await query(pickUpSql(tables), [
+        run.runId,
+        run.sessionId,
+        run.owner,
+        run.ttlMs,
+        run.worker,
+        run.jobId,
+      ]);
       const row = rows[0];
       return {
         record: row.run ? recordOf(row.run) : undefined,
@@ -299,32 +281,15 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
     async finishRun(runId, status, result, also) {
       // The events first (the same statement: watchers never see the end without them), the
       // lease released with the end.
-      await query(
-        `WITH added AS (
-           INSERT INTO ${events} (run_id, n, data)
-           SELECT $1, $4::int + event.ordinality - 1, event.data
-           FROM unnest($5::text[]) WITH ORDINALITY AS event (data, ordinality)
-           ON CONFLICT (run_id, n) DO NOTHING
-           RETURNING 1),
-         freed AS (DELETE FROM ${leases} WHERE session_id = $6 AND owner = $7),
-         done AS (
-           UPDATE ${runs} SET status = $2, result = $3, ended_at = clock_timestamp()
-           WHERE run_id = $1
-             AND (status IN ('queued', 'running') OR (status = 'paused' AND $2 = 'cancelled'))
-           RETURNING run_id)
-         SELECT pg_notify('${CHANNEL.run}', run_id),
-           (SELECT pg_notify('${CHANNEL.events}', $1) WHERE EXISTS (SELECT 1 FROM added))
-         FROM done`,
-        [
-          runId,
-          status,
-          result,
-          also?.events?.first ?? 1,
-          also?.events?.list ?? [],
-          also?.release?.sessionId ?? null,
-          also?.release?.owner ?? null,
-        ],
-      );
+      await query(finishSql(tables), [
+        runId,
+        status,
+        result,
+        also?.events?.first ?? 1,
+        also?.events?.list ?? [],
+        also?.release?.sessionId ?? null,
+        also?.release?.owner ?? null,
+      ]);
     },
     async requestCancel(runId) {
       await query(
@@ -396,64 +361,4 @@ function recordOf(row: Record<string, unknown>): RunRecord {
     cancelRequested: row.cancel_requested === true,
     result: (row.result as string | null) ?? undefined,
   };
-}
-
-async function createTables(pool: PostgresPool, schema: string, relations: string[]) {
-  const [runs, events, workers] = relations as [string, string, string];
-  const check = `SELECT ${relations.map((_, i) => `to_regclass($${i + 1}) IS NOT NULL`).join(" AND ")} AS ready`;
-  if ((await pool.query(check, relations)).rows[0]?.ready === true) return;
-  const client = await pool.connect();
-  let broken = false;
-  // A connection lost while checked out is an "error" event: unheard, it would end the process.
-  const lost = () => {
-    broken = true;
-  };
-  (client as unknown as ListeningClient).on("error", lost);
-  try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
-      `skein queue setup ${schema}`,
-    ]);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${runs} (
-      run_id text PRIMARY KEY,
-      session_id text NOT NULL,
-      agent text NOT NULL,
-      checkpoint_id text,
-      job_id text,
-      status text NOT NULL,
-      cancel_requested boolean NOT NULL DEFAULT false,
-      result text,
-      worker text,
-      enqueued bigserial,
-      enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-      started_at timestamptz,
-      ended_at timestamptz
-    )`);
-    await client.query(
-      `CREATE INDEX IF NOT EXISTS skein_runs_session_index ON ${runs} (session_id, enqueued)`,
-    );
-    await client.query(`CREATE TABLE IF NOT EXISTS ${events} (
-      run_id text NOT NULL,
-      n integer NOT NULL,
-      data text NOT NULL,
-      PRIMARY KEY (run_id, n)
-    )`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${workers} (
-      worker_id text NOT NULL,
-      agent text NOT NULL,
-      seen_at timestamptz NOT NULL,
-      PRIMARY KEY (worker_id, agent)
-    )`);
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {
-      broken = true;
-    });
-    throw error;
-  } finally {
-    (
-      client as unknown as { removeListener(event: string, listener: () => void): void }
-    ).removeListener("error", lost);
-    client.release(broken);
-  }
 }

@@ -13,9 +13,9 @@ import { readUserContent } from "../run/user-content.ts";
 import { loggedRun, logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession, type SessionView } from "../sessions/session-view.ts";
 import { isValidSessionId } from "../sessions/validate.ts";
-import type { SessionStore } from "../core/session-store.ts";
 import type { Board, PickedUp, StartedRun } from "./board.ts";
 import { EventWriter } from "./events.ts";
+import { endingBoard, foreignMessage, readView } from "./execution-io.ts";
 import { sendRun } from "./queue.ts";
 import { eventText, failedResult, resultFromLog } from "./results.ts";
 import type { JobOptions, PgBossJob, RunJobData } from "./types.ts";
@@ -314,59 +314,14 @@ async function runJob(
   }
   // The last events, the result and the lease's release: one statement.
   const events = await writer.rest();
-  await board.finishRun(runId, result.subtype === "paused" ? "paused" : "ended", eventText(result), {
-    events,
-  });
-}
-
-/**
- * The board as a run's ending uses it: `finishRun` releases the execution's lease in the same
- * statement, and `startRun` is skipped when the pick-up started the run already.
- */
-function endingBoard(board: Board, execution: Execution, sessionId: string, started: boolean): Board {
-  return {
-    ...board,
-    startRun: (run) => (started ? Promise.resolve(0) : board.startRun(run)),
-    finishRun: async (runId, status, result, also) => {
-      if (execution.fenced) return board.finishRun(runId, status, result, also);
-      await board.finishRun(runId, status, result, {
-        ...also,
-        release: { sessionId, owner: execution.owner },
-      });
-      execution.released = true;
+  await board.finishRun(
+    runId,
+    result.subtype === "paused" ? "paused" : "ended",
+    eventText(result),
+    {
+      events,
     },
-  };
-}
-
-/** Reads the session and keeps its rows for the engine's first read of them (no second read). */
-async function readView(
-  context: WorkerContext,
-  execution: Execution,
-  sessionId: string,
-): Promise<SessionView | undefined> {
-  const rows = await context.store.read(sessionId);
-  execution.preload = { sessionId, rows };
-  const once = { read: async () => rows } as unknown as SessionStore;
-  return readSession(once, sessionId, undefined);
-}
-
-/**
- * Why a job that names another session's run (forged, or corrupted) must end alone: everything
- * it would write (the run's record, an end in the log, its job id) would land on that run.
- * Undefined for a job whose run is its session's own or has no record yet.
- */
-export async function foreignRunError(
-  board: Board,
-  jobId: string,
-  data: Pick<RunJobData, "sessionId" | "runId">,
-): Promise<string | undefined> {
-  const record = await board.getRun(data.runId);
-  if (record === undefined || record.sessionId === data.sessionId) return undefined;
-  return foreignMessage(jobId, data);
-}
-
-function foreignMessage(jobId: string, data: Pick<RunJobData, "sessionId" | "runId">): string {
-  return `Job ${jobId} names run ${data.runId}, which belongs to another session than its own ("${data.sessionId}"); it was ended without running or writing anything.`;
+  );
 }
 
 /** Records the end of a run no engine ran in this execution (its record created if need be). */

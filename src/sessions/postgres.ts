@@ -30,7 +30,12 @@ export interface PostgresStoreInternals {
    * `append`, checked and typed as it is, whose one statement also runs the caller's
    * data-modifying CTEs (skein/pgboss: the run's record, its events), parameters from $6.
    */
-  appendAlso(sessionId: string, seq: number, entries: readonly string[], also: AppendAlso): Promise<void>;
+  appendAlso(
+    sessionId: string,
+    seq: number,
+    entries: readonly string[],
+    also: AppendAlso,
+  ): Promise<void>;
 }
 
 /** What rides in an append's statement: CTEs, a column of its result, their parameters ($6 on). */
