@@ -7,11 +7,11 @@
  */
 import type { MockTurn } from "skein/testing";
 
-export type Protocol = "anthropic" | "openai" | "gemini";
+export type Protocol = "anthropic" | "openai" | "responses" | "gemini";
 /** The protocols of W3's workload. */
 export const PROTOCOLS: readonly Protocol[] = ["anthropic", "openai"];
 /** The protocols of the HTTP benchmarks (4) and (5). */
-export const HTTP_PROTOCOLS: readonly Protocol[] = ["anthropic", "openai", "gemini"];
+export const HTTP_PROTOCOLS: readonly Protocol[] = ["anthropic", "openai", "responses", "gemini"];
 
 export const MODEL = "mock-model";
 export const API_KEY = "bench";
@@ -56,6 +56,6 @@ export function toolTurnsScript(turns: number): MockTurn[] {
   return script;
 }
 
-/** The base URL each protocol's client is given: Anthropic's and Gemini's exclude `/v1`, OpenAI's includes it. */
+/** The base URL each protocol's client is given: Anthropic's and Gemini's exclude `/v1`, OpenAI's (both APIs) includes it. */
 export const baseURL = (url: string, protocol: Protocol) =>
-  protocol === "openai" ? `${url}/v1` : url;
+  protocol === "openai" || protocol === "responses" ? `${url}/v1` : url;

@@ -13,7 +13,8 @@ import { TABLE_HEADER, verdict } from "./support.ts";
 
 const TARGET = 1.3;
 /** The newer wires' target (issue 25): within 1.15 x of a plain fetch loop. */
-const targetOf = (protocol: Protocol) => (protocol === "gemini" ? 1.15 : TARGET);
+const targetOf = (protocol: Protocol) =>
+  protocol === "gemini" || protocol === "responses" ? 1.15 : TARGET;
 
 const times = ({ median, noise }: { median: number; noise: number }) =>
   `${median.toFixed(2)} x ± ${noise.toFixed(2)}`;

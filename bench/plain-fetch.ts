@@ -8,6 +8,7 @@
  * and message shapes), so that the mock server's work is the same on both sides. It does not load
  * skein: the W3 child runs it for the plain side in a process of its own.
  */
+import { randomUUID } from "node:crypto";
 import { createParser } from "eventsource-parser";
 import type { MockServer } from "skein/testing";
 import {
@@ -33,11 +34,16 @@ export function plainRun(options: {
   baseURL: string;
   prompt: string;
 }): Promise<string> {
-  return options.protocol === "anthropic"
-    ? anthropicRun(options.baseURL, options.prompt)
-    : options.protocol === "gemini"
-      ? geminiRun(options.baseURL, options.prompt)
-      : openaiRun(options.baseURL, options.prompt);
+  switch (options.protocol) {
+    case "anthropic":
+      return anthropicRun(options.baseURL, options.prompt);
+    case "gemini":
+      return geminiRun(options.baseURL, options.prompt);
+    case "responses":
+      return responsesRun(options.baseURL, options.prompt);
+    default:
+      return openaiRun(options.baseURL, options.prompt);
+  }
 }
 
 export async function runPlain(url: string, protocol: Protocol): Promise<void> {
@@ -212,6 +218,64 @@ async function openaiRun(baseURL: string, prompt: string): Promise<string> {
   }
 }
 
+// ---------------------------------------------------------------- OpenAI Responses
+
+const RESPONSES_TOOLS = [
+  {
+    type: "function",
+    name: TOOL.name,
+    description: TOOL.description,
+    parameters: TOOL.inputSchema,
+    strict: false,
+  },
+];
+
+async function responsesRun(baseURL: string, prompt: string): Promise<string> {
+  // Stateless, as skein is: every request carries the whole transcript as input items, and one
+  // cache key per conversation (skein's is the run's session id).
+  const input: any[] = [{ role: "user", content: [{ type: "input_text", text: prompt }] }];
+  const cacheKey = randomUUID();
+  while (true) {
+    const body = JSON.stringify({
+      model: MODEL,
+      input,
+      store: false,
+      include: ["reasoning.encrypted_content"],
+      stream: true,
+      instructions: SYSTEM,
+      tools: RESPONSES_TOOLS,
+      parallel_tool_calls: true,
+      prompt_cache_key: cacheKey,
+    });
+    let text = "";
+    const calls: { id: string; call_id: string; name: string; arguments: string }[] = [];
+    await streamEvents({ url: `${baseURL}/responses`, headers: OPENAI_HEADERS, body }, (data) => {
+      const event = JSON.parse(data);
+      if (event.type === "response.output_text.delta") text += event.delta;
+      else if (event.type === "response.output_item.done" && event.item.type === "function_call")
+        calls.push(event.item);
+    });
+    if (text) input.push({ role: "assistant", content: [{ type: "output_text", text }] });
+    for (const call of calls)
+      input.push({
+        type: "function_call",
+        id: call.id,
+        call_id: call.call_id,
+        name: call.name,
+        arguments: call.arguments,
+      });
+    if (calls.length === 0) return text;
+    const results = await Promise.all(
+      calls.map(async (call) => ({
+        type: "function_call_output",
+        call_id: call.call_id,
+        output: await HANDLERS[call.name]!(JSON.parse(call.arguments)),
+      })),
+    );
+    input.push(...results);
+  }
+}
+
 // ---------------------------------------------------------------- Gemini
 
 const GEMINI_HEADERS = {
@@ -264,6 +328,17 @@ async function geminiRun(baseURL: string, prompt: string): Promise<string> {
 // ---------------------------------------------------------------- the same work on both sides
 
 /**
+ * A request body as compared: the values that differ from run to run by design, the same length
+ * on both sides, are masked: a Responses conversation's cache key (a random UUID) and the mock
+ * server's item ids, which count its requests.
+ */
+function comparable(request: { body: unknown }): string {
+  return JSON.stringify(request.body)
+    .replace(/"prompt_cache_key":"[0-9a-f-]{36}"/g, '"prompt_cache_key":"<uuid>"')
+    .replace(/"id":"fc_mock_\d+_/g, '"id":"fc_mock_<n>_');
+}
+
+/**
  * Runs one skein run and one plain run of `server`'s script and compares the request bodies the
  * server received; returns a warning when they differ (then this loop needs updating).
  */
@@ -274,9 +349,9 @@ export async function checkSameRequests(
 ): Promise<string | undefined> {
   server.requests.length = 0;
   await skein.run(skein.agent(server.url, protocol));
-  const fromSkein = server.requests.splice(0).map((request) => JSON.stringify(request.body));
+  const fromSkein = server.requests.splice(0).map(comparable);
   await runPlain(server.url, protocol);
-  const fromPlain = server.requests.splice(0).map((request) => JSON.stringify(request.body));
+  const fromPlain = server.requests.splice(0).map(comparable);
   const index = fromSkein.findIndex((body, position) => body !== fromPlain[position]);
   if (index < 0 && fromSkein.length === fromPlain.length) return undefined;
   const at = index < 0 ? fromSkein.length : index;

@@ -35,7 +35,9 @@ export function skeinSide(skein: typeof import("skein")): SkeinSide {
           ? skein.anthropic(options)
           : protocol === "gemini"
             ? skein.google(options)
-            : skein.openai(options);
+            : protocol === "responses"
+              ? skein.openai({ ...options, api: "responses" })
+              : skein.openai({ ...options, api: "chat" });
       return skein.createBareAgent({ model, tools: [weatherTool], maxTurns: 1_000 });
     },
     async run(agent) {

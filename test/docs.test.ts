@@ -246,6 +246,59 @@ const RUNS: Record<string, () => void> = {
     });
   },
 
+  "examples/docs/responses.ts": () => {
+    it("a reasoning model with a tool over three turns on the Responses API, its cost read from usage", async () => {
+      const usage = { inputTokens: 1_200, outputTokens: 300, cacheReadInputTokens: 1_000 };
+      const { url, requests } = await serve([
+        {
+          thinking: "Paris first",
+          toolCalls: [{ name: "get_weather", input: { city: "Paris" } }],
+          usage,
+        },
+        {
+          thinking: "Now Oslo",
+          toolCalls: [{ name: "get_weather", input: { city: "Oslo" } }],
+          usage,
+        },
+        { text: "Both are sunny at 21 °C: pick either.", usage },
+      ]);
+      const asked = routeFetch({ "https://api.openai.com/v1": `${url}/v1` });
+      vi.stubEnv("OPENAI_BASE_URL", undefined);
+      vi.stubEnv("OPENAI_API_KEY", "sk-openai-test");
+      // gpt-5-mini: $0.25/M input, $2/M output, $0.025/M cache reads; three turns.
+      const cost = (3 * (1_200 * 0.25 + 300 * 2 + 1_000 * 0.025)) / 1_000_000;
+      expect(await logged(() => import("../examples/docs/responses.ts"))).toEqual([
+        "turn: get_weather",
+        "turn: get_weather",
+        "turn: answer",
+        "Both are sunny at 21 °C: pick either.",
+        "900 output tokens (600 reasoning)",
+        `cost $${cost.toFixed(6)}`,
+      ]);
+      expect(asked).toEqual(Array(3).fill("https://api.openai.com/v1/responses"));
+      const [first, second, third] = requests.map((request) => request.body);
+      expect(first).toMatchObject({
+        model: "gpt-5-mini",
+        store: false,
+        include: ["reasoning.encrypted_content"],
+        reasoning: { effort: "medium", summary: "auto" },
+      });
+      // Each reasoning item goes back as it came, in its place before the call it preceded.
+      const kinds = (body: any) => body.input.map((item: any) => item.type ?? item.role);
+      expect(kinds(third)).toEqual([
+        "user",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+      ]);
+      expect(third.input.slice(0, 4)).toEqual(second.input);
+      expect(third.input[1].encrypted_content).toMatch(/^gAAAAmock/);
+    });
+  },
+
   "examples/docs/permissions.ts": () => {
     it("asks on the terminal only for the push; the .env read and the rm are denied by rule", async () => {
       const { url, requests } = await serve([

@@ -230,7 +230,7 @@ function streamError(value: unknown): Error {
 
 /**
  * `promptTokenCount` includes the cached tokens; the output is billed as candidates and thoughts
- * together.
+ * together, the thoughts also reported as `reasoningTokens`.
  */
 function readUsage(usage: Record<string, unknown>): Partial<Usage> {
   const count = (name: string) => {
@@ -238,10 +238,12 @@ function readUsage(usage: Record<string, unknown>): Partial<Usage> {
     return Number.isFinite(value) && value > 0 ? value : 0;
   };
   const cached = count("cachedContentTokenCount");
+  const thoughts = count("thoughtsTokenCount");
   return {
     inputTokens: Math.max(0, count("promptTokenCount") - cached),
-    outputTokens: count("candidatesTokenCount") + count("thoughtsTokenCount"),
+    outputTokens: count("candidatesTokenCount") + thoughts,
     cacheReadInputTokens: cached,
     cacheCreationInputTokens: 0,
+    ...(thoughts > 0 ? { reasoningTokens: thoughts } : {}),
   };
 }

@@ -20,8 +20,8 @@ export interface ModelPrice {
 /** Prices by model id. */
 export type PriceTable = Readonly<Record<string, ModelPrice>>;
 
-/** The day `MODEL_PRICES` was taken (UTC, ISO 8601). */
-export const PRICES_TAKEN = "2026-03-15";
+/** The day `MODEL_PRICES` was last taken (UTC, ISO 8601). */
+export const PRICES_TAKEN = "2026-12-07";
 
 /**
  * The prices skein knows, for the models its docs name: list prices of the providers' own hosts,
@@ -29,17 +29,24 @@ export const PRICES_TAKEN = "2026-03-15";
  * override a price.
  *
  * Source of every entry: the generated model catalogue of the pi agent toolkit
- * (github.com/badlogic/pi-mono, packages/ai/src/models.generated.ts at commit 83378aad, committed
- * 2026-03-15), which is generated from the providers' published price lists.
+ * (github.com/earendil-works/pi, formerly badlogic/pi-mono; packages/ai/src/models.generated.ts),
+ * which is generated from the providers' published price lists. The Anthropic and OpenAI entries
+ * were first taken at pi-mono commit 83378aad (committed 2026-03-15); the Gemini entries, and
+ * gpt-5.5, gpt-5.4-mini, gpt-5.4-nano, gpt-4.1-nano and claude-opus-4-7, were taken on 2026-12-07
+ * from its stored copy at commit 00282b5b, against which every earlier entry was checked unchanged.
  */
 export const MODEL_PRICES: PriceTable = Object.freeze({
   // Anthropic (cache writes: the 5-minute cache).
+  "claude-opus-4-7": price(5, 25, 0.5, 6.25),
   "claude-opus-4-6": price(5, 25, 0.5, 6.25),
   "claude-sonnet-4-6": price(3, 15, 0.3, 3.75),
   "claude-sonnet-4-5": price(3, 15, 0.3, 3.75),
   "claude-haiku-4-5": price(1, 5, 0.1, 1.25),
   // OpenAI (no charge for cache writes).
+  "gpt-5.5": price(5, 30, 0.5, 0),
   "gpt-5.4": price(2.5, 15, 0.25, 0),
+  "gpt-5.4-mini": price(0.75, 4.5, 0.075, 0),
+  "gpt-5.4-nano": price(0.2, 1.25, 0.02, 0),
   "gpt-5.2": price(1.75, 14, 0.175, 0),
   "gpt-5.1": price(1.25, 10, 0.13, 0),
   "gpt-5": price(1.25, 10, 0.125, 0),
@@ -47,13 +54,24 @@ export const MODEL_PRICES: PriceTable = Object.freeze({
   "gpt-5-nano": price(0.05, 0.4, 0.005, 0),
   "gpt-4.1": price(2, 8, 0.5, 0),
   "gpt-4.1-mini": price(0.4, 1.6, 0.1, 0),
+  "gpt-4.1-nano": price(0.1, 0.4, 0.03, 0),
   "gpt-4o": price(2.5, 10, 1.25, 0),
   "gpt-4o-mini": price(0.15, 0.6, 0.08, 0),
   o1: price(15, 60, 7.5, 0),
   o3: price(2, 8, 0.5, 0),
   "o3-mini": price(1.1, 4.4, 0.55, 0),
   "o4-mini": price(1.1, 4.4, 0.28, 0),
-  // Google Gemini: added with the google() provider.
+  // Google Gemini, the Gemini API's paid tier (thoughts are billed as output). One price a model:
+  // where Google charges more for prompts over 200k tokens (the Pro models), the lower tier.
+  // Cache writes as the catalogue gives them; Gemini reports none.
+  "gemini-3.1-pro-preview": price(2, 12, 0.2, 0),
+  "gemini-3.1-flash-lite-preview": price(0.25, 1.5, 0.025, 1),
+  "gemini-3-pro-preview": price(2, 12, 0.2, 0),
+  "gemini-3-flash-preview": price(0.5, 3, 0.05, 0),
+  "gemini-2.5-pro": price(1.25, 10, 0.125, 0),
+  "gemini-2.5-flash": price(0.3, 2.5, 0.03, 0),
+  "gemini-2.5-flash-lite": price(0.1, 0.4, 0.025, 0),
+  "gemini-2.0-flash": price(0.1, 0.4, 0.025, 0),
 });
 
 function price(

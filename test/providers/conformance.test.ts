@@ -2,12 +2,14 @@
  * The provider conformance suite (STYLE point 8): every provider, through the real HTTP clients
  * against the mock server, on the happy paths: streaming text, tool loops, usage and its cost,
  * stop reasons, thinking and the reasoning setting. One table, one row per provider: protocol
- * differences are the row's expected values, never skipped tests. A new provider adds a row.
+ * differences are the row's expected values, never skipped tests. A new provider adds a row: the
+ * four are Anthropic Messages, OpenAI Chat Completions, OpenAI Responses and Gemini.
  */
 import { createHash } from "node:crypto";
 import {
   ConfigurationError,
   createBareAgent,
+  google,
   type Model,
   openai,
   type ReasoningSettings,
@@ -178,7 +180,50 @@ const ROWS: ConformanceRow[] = [
     },
     reasoningRefused: { effort: "low", budgetTokens: 2000 },
   },
-  // Gemini's row: added with its provider.
+  {
+    name: "google gemini",
+    make: (url, options) => google({ baseURL: url, apiKey: "test", ...options }),
+    expectToolResultSent(server) {
+      expect(server.requests[1]!.path).toBe(
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse",
+      );
+      // Gemini calls come without ids: the skein id stays home, the result goes back by name.
+      expect(bodies(server)[1].contents).toEqual([
+        { role: "user", parts: [{ text: "hi" }] },
+        { role: "model", parts: [{ functionCall: { name: "echo", args: { text: "a" } } }] },
+        {
+          role: "user",
+          parts: [{ functionResponse: { name: "echo", response: { output: "echo: a" } } }],
+        },
+      ]);
+    },
+    cacheWrites: false,
+    stopSequence: false,
+    expectThinkingKept(thinking, block, server) {
+      // A thought part is thinking, marked as Gemini's own; the signature came on the call.
+      expect(block).toEqual({
+        type: "thinking",
+        thinking,
+        providerData: { wire: "gemini", origin: new URL(server.url).origin },
+      });
+      const signature = `mocksig_${createHash("sha256").update(thinking).digest("base64url").slice(0, 32)}`;
+      const parts = bodies(server)[1].contents[1].parts;
+      expect(parts.at(-1)).toEqual({
+        functionCall: { name: "echo", args: { text: "a" } },
+        thoughtSignature: signature,
+      });
+    },
+    reasoning: {
+      given: { effort: "low", summary: "auto" },
+      expectSent(body) {
+        expect(body.generationConfig.thinkingConfig).toEqual({
+          thinkingLevel: "low",
+          includeThoughts: true,
+        });
+      },
+    },
+    reasoningRefused: { effort: "xhigh" },
+  },
 ];
 
 describe.each(ROWS)("$name: conformance", (row) => {

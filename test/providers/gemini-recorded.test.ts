@@ -70,6 +70,7 @@ describe("recorded Gemini streams", () => {
         outputTokens: usage.candidatesTokenCount + usage.thoughtsTokenCount,
         cacheReadInputTokens: 0,
         cacheCreationInputTokens: 0,
+        reasoningTokens: usage.thoughtsTokenCount,
       });
     },
   );

@@ -204,3 +204,45 @@ const echoSpec = {
   description: "Echo",
   input_schema: { type: "object", properties: { text: { type: "string" } } },
 };
+
+describe("google(): cost", () => {
+  it("prices a Gemini run from MODEL_PRICES, thoughts billed as output; an unpriced model has no cost", async () => {
+    const thinking = "Weighing which city to check first";
+    const usage = { inputTokens: 1_000, outputTokens: 300, cacheReadInputTokens: 4_000 };
+    const server = await serve([
+      { thinking, toolCalls: [{ name: "echo", input: { text: "a" } }], usage },
+      { text: "done", usage },
+    ]);
+    const agent = createBareAgent({
+      model: make(server.url, { model: "gemini-2.5-flash" }),
+      tools: [echoTool()],
+    });
+    const { result } = await collect(agent, "go");
+    expect(result.subtype).toBe("success");
+    // The first reply's output is candidates and thoughts together; the thoughts are reported.
+    const [first, second] = result.steps.map((step) => step.usage!);
+    expect(first).toMatchObject({
+      inputTokens: 1_000,
+      outputTokens: 300,
+      cacheReadInputTokens: 4_000,
+    });
+    expect(first!.reasoningTokens).toBe(Math.ceil(thinking.length / 4));
+    expect(second!.reasoningTokens).toBeUndefined();
+    // gemini-2.5-flash: $0.30/M input, $2.50/M output, $0.03/M cache reads.
+    const turn = (1_000 * 0.3 + 300 * 2.5 + 4_000 * 0.03) / 1_000_000;
+    expect(first!.costUsd).toBeCloseTo(turn, 12);
+    expect(result.usage.costUsd).toBeCloseTo(2 * turn, 12);
+    expect(result.totalUsage.costUsd).toBeCloseTo(2 * turn, 12);
+
+    // A Gemini model the table does not know: undefined, never 0.
+    const other = await serve([{ text: "ok", usage }]);
+    const unpriced = await collect(
+      createBareAgent({ model: make(other.url, { model: "gemini-9-experimental" }) }),
+    );
+    expect(unpriced.result.subtype).toBe("success");
+    expect(unpriced.result.usage.outputTokens).toBe(300);
+    expect(unpriced.result.usage.costUsd).toBeUndefined();
+    expect(unpriced.result.totalUsage.costUsd).toBeUndefined();
+    expect(unpriced.result.steps[0]!.usage?.costUsd).toBeUndefined();
+  });
+});
