@@ -16,6 +16,7 @@ import type {
   Steering,
 } from "../run/agent-options.ts";
 import { budgetOf } from "../run/budget.ts";
+import { assertPricedBudget } from "../run/budget-price.ts";
 import type { EngineConfig } from "../run/config.ts";
 import { runLoop } from "../run/loop.ts";
 import { newRun } from "../run/new-run.ts";
@@ -115,6 +116,7 @@ export function agentFrom(
       checkPermissionMode("RunOptions", options?.permissionMode, config.hardened === true),
     );
     const budget = budgetOf("RunOptions", options);
+    if (budget?.limits.maxBudgetUsd !== undefined) assertPricedBudget("RunOptions", config);
     const start: Start = (emit, signal) =>
       withRunBackground(config, (background) => {
         const message: Message = { role: "user", content };

@@ -24,6 +24,7 @@ import { createPermissionGate, type PermissionGate } from "../permissions/gate.t
 import { checkHardenedPreset, checkHardenedServers } from "../permissions/preset.ts";
 import type { AgentOptions, OutputOf, OutputSchema } from "../run/agent-options.ts";
 import { checkSharedSecret, resolveApprovalSecret } from "../run/approval-secret.ts";
+import { assertPricedBudget } from "../run/budget-price.ts";
 import { type EngineConfig, type ModelFactory, resolveConfig } from "../run/config.ts";
 import { wildcard } from "../run/tool-filters.ts";
 import { isProcessLocal } from "../sessions/memory-store.ts";
@@ -204,7 +205,12 @@ function assemble(options: AgentOptions, choice: Choice): [EngineConfig, AgentCo
   // where it is used: a worker may have keys its author's process lacks.
   const inherits = fileAgentOf(options)?.inheritModel === true;
   if (inherits) config.inheritsModel = true;
-  if (config.model.kind === "name" && !choice.definition && !inherits) modelByName(config.model);
+  const made =
+    config.model.kind === "name" && !choice.definition && !inherits
+      ? modelByName(config.model)
+      : undefined;
+  if (config.budget?.limits.maxBudgetUsd !== undefined)
+    assertPricedBudget(prefix, config, config.modelName ?? made?.modelId);
   // With a session store, a reply is logged before any of its calls is prepared: no eager starts.
   if (store) config.eager = false;
   return [config, { ...(store ? { store } : {}), root: workspace.root, workspace }];

@@ -79,6 +79,8 @@ export interface CallRecord extends Schedulable {
   child?: { state: RunState; pending: PendingToolCall[] };
   /** On resume: the paused child this call continues. */
   resumeChild?: ChildResume;
+  /** The input the tool input guardrails passed (before approval); checked again if it changed. */
+  guardedInput?: { input: unknown };
 }
 
 /** What the call phases need from the run. */

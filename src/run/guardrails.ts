@@ -9,6 +9,8 @@ import { spend, type TreeState } from "./budget.ts";
 import { type CallEnvironment, type CallRecord, cancelledResult, errorResult } from "./call.ts";
 import type { RunLink } from "./link.ts";
 import { isReadOnly } from "./policy.ts";
+import { guardrailStarts } from "./trace.ts";
+import type { AgentEvent } from "./types.ts";
 
 /** What a check answers: `tripwire: true` ends the run (a throw counts as a tripwire). */
 export interface GuardrailResult {
@@ -123,6 +125,7 @@ export async function check(
 ): Promise<boolean> {
   const outcomes = await Promise.all(
     rails.map(async ({ rail, depth }) => {
+      const startedAt = Date.now();
       let result: GuardrailResult;
       try {
         const answer = await rail.check({ ...base, depth, signal: env.signal });
@@ -133,13 +136,15 @@ export async function check(
       } catch (error) {
         result = { tripwire: true, info: error instanceof Error ? error.message : String(error) };
       }
-      env.emit({
+      const event: AgentEvent = {
         type: "guardrail",
         name: rail.name,
         phase,
         tripped: result.tripwire,
         ...(result.info !== undefined ? { info: result.info } : {}),
-      });
+      };
+      guardrailStarts.set(event, startedAt);
+      env.emit(event);
       if (result.tripwire) {
         const info = result.info === undefined ? "" : `: ${describeInfo(result.info)}`;
         env.tree?.trip({
@@ -166,27 +171,52 @@ function describeInfo(info: unknown): string {
 }
 
 /**
+ * The tool input guardrails of a call the rules did not deny: after the rules (and the mode),
+ * before approval is asked (design/policy.md). Undefined when no toolInput guardrail applies;
+ * else resolves whether the call may go on (when not, its result is set).
+ */
+export function checkToolInput(
+  record: CallRecord,
+  env: CallEnvironment,
+): Promise<boolean> | undefined {
+  if (record.tool === env.config.output?.tool) return undefined;
+  const rails = guardrailsOf(env, "toolInput");
+  if (rails.length === 0) return undefined;
+  return toolInputPasses(record, env, rails);
+}
+
+async function toolInputPasses(
+  record: CallRecord,
+  env: CallEnvironment,
+  rails: { rail: Guardrail<any>; depth: number }[],
+): Promise<boolean> {
+  const tree = env.link?.tree;
+  if (tree?.tripped || env.signal.aborted) return refuse(record);
+  const input = record.input;
+  const base = { sessionId: env.sessionId, callId: record.id, name: record.name, input };
+  if (await check(rails, "toolInput", base, { emit: env.emit, signal: env.signal, tree }))
+    return refuse(record);
+  record.guardedInput = { input };
+  return true;
+}
+
+/**
  * Before a call's handler starts: the tree has not tripped, the run's input guardrails have
- * settled (unless the call changes nothing), the tool call budget holds, the tool input
- * guardrails pass. False (with the call's result set) when the call must not run.
+ * settled (unless the call changes nothing), the tool call budget holds. The tool input
+ * guardrails ran before approval; they run again here only on input they have not passed (an
+ * approval's `updatedInput`, a call resumed from a paused state). False (with the call's result
+ * set) when the call must not run.
  */
 export async function beforeHandler(record: CallRecord, env: CallEnvironment): Promise<boolean> {
   const link = env.link;
   const tree = link?.tree;
   if (link?.inputGuard && !isReadOnly(record.tool!)) await link.inputGuard;
   if (tree?.tripped || env.signal.aborted) return refuse(record);
-  if (spend(link?.budgets, tree, { toolCalls: 1 })) return refuse(record);
-  const rails = guardrailsOf(env, "toolInput");
-  if (rails.length > 0) {
-    const base = {
-      sessionId: env.sessionId,
-      callId: record.id,
-      name: record.name,
-      input: record.input,
-    };
-    if (await check(rails, "toolInput", base, { emit: env.emit, signal: env.signal, tree }))
-      return refuse(record);
+  if (record.guardedInput?.input !== record.input || record.guardedInput === undefined) {
+    const checking = checkToolInput(record, env);
+    if (checking && !(await checking)) return false;
   }
+  if (spend(link?.budgets, tree, { toolCalls: 1 })) return refuse(record);
   return true;
 }
 

@@ -10,8 +10,10 @@ import {
   type ModelSettings,
   type ModelToolSpec,
 } from "../model/model.ts";
+import { priceOf } from "../model/pricing.ts";
 import type { ToolDefinition } from "../tools/types.ts";
 import type { ModelCallChange } from "./agent-options.ts";
+import { countsDollars, unpricedMessage } from "./budget-price.ts";
 import { type Compacted, compact, contextMemory } from "./context.ts";
 import {
   type ChainLink,
@@ -129,6 +131,14 @@ function buildRequest(run: RunContext, parts: CallParts): PreparedCall | Promise
     const inEffect = requestSettings(parts.settings);
     if (inEffect) built.settings = inEffect;
     if (native) built.output = { name: FINAL_OUTPUT, schema: output.schema.jsonSchema };
+    // A dollar budget over the run cannot count an unpriced call: refused before the request.
+    const modelId = built.modelName ?? model.modelId;
+    if (countsDollars(run.link.budgets) && !priceOf(modelId, config.pricing))
+      return failed(
+        new ConfigurationError(
+          unpricedMessage("maxBudgetUsd", [{ agent: config.id ?? "the agent", modelId }]),
+        ),
+      );
     return { ok: true, model, request: built, offered };
   };
   if (!config.context) return request(parts.messages);

@@ -14,6 +14,7 @@ import {
 } from "./call.ts";
 import { classify, validateInto } from "./call-input.ts";
 import type { EngineConfig } from "./config.ts";
+import { checkToolInput } from "./guardrails.ts";
 import { type ChainLink, callHook, chainOf, contextFor, hookLabel } from "./hooks.ts";
 import { placeOf } from "./model-call.ts";
 import { FINAL_OUTPUT } from "./output.ts";
@@ -223,7 +224,7 @@ function gateAndClassify(
   const answer = record.tool === config.output?.tool;
   const mode = answer ? "default" : modeOf(env);
   if (config.permissions && !answer) waiting = permit(record, env, early, hookAsk, mode);
-  else if (hookAsk !== undefined || mode !== "default") {
+  else {
     const asked: PermissionDecision =
       hookAsk !== undefined ? { behavior: "ask", reason: hookAsk } : ALLOW;
     waiting = applyDecision(record, env, applyMode(mode, record.tool!, asked), early);
@@ -270,22 +271,12 @@ function permit(
     permissionFailed(record, error);
     return undefined;
   }
+  const settle = (settled: PermissionDecision) =>
+    applyDecision(record, env, applyMode(mode, record.tool!, withHookAsk(settled, hookAsk)), early);
   // Awaited only when the gate needed the file system, so eager calls keep their pace.
   if (decision instanceof Promise)
-    return decision.then(
-      (settled) =>
-        applyDecision(record, env, filtered(mode, record, withHookAsk(settled, hookAsk)), early),
-      (error: unknown) => permissionFailed(record, error),
-    );
-  return applyDecision(record, env, filtered(mode, record, withHookAsk(decision, hookAsk)), early);
-}
-
-function filtered(
-  mode: PermissionMode,
-  record: CallRecord,
-  decision: PermissionDecision,
-): PermissionDecision {
-  return mode === "default" ? decision : applyMode(mode, record.tool!, decision);
+    return decision.then(settle, (error: unknown) => permissionFailed(record, error));
+  return settle(decision);
 }
 
 function permissionFailed(record: CallRecord, error: unknown): void {
@@ -308,11 +299,25 @@ function applyDecision(
   decision: PermissionDecision,
   early: boolean,
 ): Promise<void> | undefined {
-  if (decision.behavior === "allow") return undefined;
   if (decision.behavior === "deny") {
     record.result = errorResult(decision.message, "denied");
     return undefined;
   }
+  // The tool input guardrails: after the rules, before approval.
+  const guarding = checkToolInput(record, env);
+  if (guarding)
+    return guarding.then((passed) => (passed ? approve(record, env, decision, early) : undefined));
+  return approve(record, env, decision, early);
+}
+
+/** A call the rules and guardrails let through: it runs, or waits for approval. */
+function approve(
+  record: CallRecord,
+  env: CallEnvironment,
+  decision: PermissionDecision,
+  early: boolean,
+): Promise<void> | undefined {
+  if (decision.behavior !== "ask") return undefined;
   record.approvalReason = decision.reason;
   if (!env.config.approval) {
     record.pending = "approval";

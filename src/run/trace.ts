@@ -6,9 +6,18 @@ import type { Usage } from "../core/messages.ts";
 import type { RunContext } from "./loop.ts";
 import type { AgentEvent, ErrorInfo, SDKResultMessage } from "./types.ts";
 
+/**
+ * When each `guardrail` event's check started (epoch ms), for its span: the event itself keeps
+ * the shape the contract fixes (`name`, `phase`, `tripped`, `info`).
+ */
+export const guardrailStarts = new WeakMap<AgentEvent, number>();
+
 /** One run's trace. */
 export interface RunTrace {
-  /** Wraps the run's event sink: each of the run's own calls is a span from `tool_start` to `tool_end`. */
+  /**
+   * Wraps the run's event sink: each of the run's own calls is a span from `tool_start` to
+   * `tool_end`, each of its guardrail checks a span ended by its `guardrail` event.
+   */
   observe(emit: (event: AgentEvent) => void): (event: AgentEvent) => void;
   /** A model call, ended with what it cost or how it failed. */
   modelCall(model: { provider: string; modelId: string }): {

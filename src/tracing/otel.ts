@@ -11,7 +11,7 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import type { RunTrace, TraceStart } from "../run/trace.ts";
+import { guardrailStarts, type RunTrace, type TraceStart } from "../run/trace.ts";
 import type { AgentEvent } from "../run/types.ts";
 
 export function otelTrace(start: TraceStart): RunTrace {
@@ -46,6 +46,26 @@ export function otelTrace(start: TraceStart): RunTrace {
     span.end();
   };
   let ended = false;
+  const guardrailSpan = (
+    event: Extract<AgentEvent, { type: "guardrail" }>,
+    startTime: number | undefined,
+  ) => {
+    const span = tracer.startSpan(
+      `guardrail ${event.name}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          "skein.guardrail.name": event.name,
+          "skein.guardrail.phase": event.phase,
+          "skein.guardrail.tripped": event.tripped,
+        },
+        ...(startTime !== undefined ? { startTime } : {}),
+      },
+      inRun,
+    );
+    if (event.tripped) failed(span, "GuardrailTripwireError");
+    span.end();
+  };
 
   return {
     observe: (emit) => (event: AgentEvent) => {
@@ -61,6 +81,7 @@ export function otelTrace(start: TraceStart): RunTrace {
               "gen_ai.tool.type": "function",
             }),
           );
+        else if (event.type === "guardrail") guardrailSpan(event, guardrailStarts.get(event));
         else if (event.type === "tool_end") {
           const span = tools.get(event.callId);
           if (span) {
