@@ -57,6 +57,23 @@ export function cpuNow(): number {
   return (usage.user + usage.system) / 1_000;
 }
 
+/**
+ * How long this thread has waited for a core, in ms: Linux's run-queue wait of the main thread
+ * (`/proc/thread-self/schedstat`, its second field, in ns); 0 where it cannot be read. On a shared
+ * machine a run's wall time minus this is the time it worked or waited for its own I/O: what the
+ * code costs, without the time other processes held the cores.
+ */
+export function runQueueWaitMs(): number {
+  if (schedstat === false) return 0;
+  try {
+    return Number(readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[1]) / 1e6 || 0;
+  } catch {
+    schedstat = false;
+    return 0;
+  }
+}
+let schedstat: boolean | undefined;
+
 // A full collection before each timed run, outside the clock, so no run pays for the last one's garbage.
 setFlagsFromString("--expose-gc");
 export const collectGarbage = runInNewContext("gc") as () => void;
