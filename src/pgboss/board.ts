@@ -6,11 +6,14 @@ import { ConfigurationError } from "../core/errors.ts";
 import { describeValue } from "../core/options.ts";
 import type { SessionStore } from "../core/session-store.ts";
 import {
+  type AppendAlso,
   POSTGRES_STORE,
-  type PostgresPool,
   type PostgresStoreInternals,
 } from "../sessions/postgres.ts";
-import { type ListeningClient, sharedListener } from "./listener.ts";
+import { CHANNEL, createTables, finishSql, pickUpSql } from "./board-sql.ts";
+import { sharedListener } from "./listener.ts";
+
+export { CHANNEL };
 
 export type RunStatus = "queued" | "running" | "paused" | "ended" | "cancelled";
 
@@ -38,8 +41,26 @@ export interface RunRecord {
   result: string | undefined;
 }
 
-/** Notification channels (payloads: a queue name, or a run id). */
-export const CHANNEL = { wake: "skein_wake", run: "skein_run", cancel: "skein_cancel" } as const;
+/** What an execution learns when it picks a job up (`Board.pickUp`), in one round trip. */
+export interface PickedUp {
+  /** The run's record as it was before this statement (undefined: none yet). */
+  record: RunRecord | undefined;
+  /** The record names another session: nothing was taken or written. */
+  foreign: boolean;
+  acquired: boolean;
+  /** When not acquired: how long the holder's lease still runs (0: unknown, just released). */
+  expiresInMs: number;
+  /** Marked running under this job here (its record named its session run already). */
+  started: boolean;
+  /** The number of the run's next event (after those of earlier executions). */
+  nextEvent: number;
+}
+
+/** Events written in the same statement as something else (`finishRun`, an append). */
+export interface EventBatch {
+  first: number;
+  list: string[];
+}
 
 export interface Board {
   store: SessionStore;
@@ -52,6 +73,22 @@ export interface Board {
     jobId?: string;
   }): Promise<void>;
   setJob(runId: string, jobId: string): Promise<void>;
+  /** The store's append, `also` in its statement (below: what may ride there). */
+  appendAlso(
+    sessionId: string,
+    seq: number,
+    entries: readonly string[],
+    also: AppendAlso,
+  ): Promise<void>;
+  /** The run's record inserted (queued) only when the append's claim matched. */
+  insertRunAlso(run: {
+    runId: string;
+    agent: string;
+    checkpointId: string;
+    jobId: string;
+  }): AppendAlso;
+  /** The run's events written (and watchers told), whether or not the claim matched. */
+  eventsAlso(runId: string, batch: EventBatch): AppendAlso;
   getRun(runId: string): Promise<RunRecord | undefined>;
   latestRun(sessionId: string, options?: { unfinished?: boolean }): Promise<RunRecord | undefined>;
   /** Marks the run running under its job (creating its record when the job came without one). */
@@ -62,8 +99,29 @@ export interface Board {
    * long: the execution that ran them died (or lost the database) without settling its job.
    */
   orphanedRuns(olderThanMs: number): Promise<{ runId: string; agent: string; jobId: string }[]>;
-  /** Ends (or pauses) the run with its result, unless it ended already; notifies watchers. */
-  finishRun(runId: string, status: "ended" | "paused" | "cancelled", result: string): Promise<void>;
+  /**
+   * Picks up a job's run: unless its record names another session, takes the session's lease for
+   * `owner` and, when taken and the record names its session run, marks the run running under
+   * `jobId`; reads the record and the run's next event number. One round trip.
+   */
+  pickUp(run: {
+    runId: string;
+    sessionId: string;
+    owner: string;
+    ttlMs: number;
+    worker: string;
+    jobId: string;
+  }): Promise<PickedUp>;
+  /**
+   * Ends (or pauses) the run with its result, unless it ended already; notifies watchers. In the
+   * same statement, `also` writes the run's last events first and releases the session's lease.
+   */
+  finishRun(
+    runId: string,
+    status: "ended" | "paused" | "cancelled",
+    result: string,
+    also?: { events?: EventBatch; release?: { sessionId: string; owner: string } },
+  ): Promise<void>;
   requestCancel(runId: string): Promise<void>;
   /** The next event number of a run (events of an earlier execution come first). */
   appendEvents(runId: string, first: number, events: string[]): Promise<void>;
@@ -110,6 +168,7 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
   const events = `${s}.skein_run_events`;
   const workers = `${s}.skein_workers`;
   const leases = `${s}.skein_leases`; // the store's own (postgres-sql.ts)
+  const tables = { runs, events, leases };
   let setup: Promise<void> | undefined;
   const ready = () => {
     setup ??= internals
@@ -136,6 +195,27 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
         [run.runId, run.sessionId, run.agent, run.checkpointId ?? null, run.jobId ?? null],
       );
     },
+    async appendAlso(sessionId, seq, entries, also) {
+      await ready();
+      await internals.appendAlso(sessionId, seq, entries, also);
+    },
+    insertRunAlso: (run) => ({
+      ctes: `queued AS (
+        INSERT INTO ${runs} (run_id, session_id, agent, checkpoint_id, job_id, status)
+        SELECT $6, claim.session_id, $7, $8, $9, 'queued' FROM claim
+        ON CONFLICT (run_id) DO NOTHING RETURNING 1)`,
+      values: [run.runId, run.agent, run.checkpointId, run.jobId],
+    }),
+    eventsAlso: (runId, batch) => ({
+      ctes: `events AS (
+        INSERT INTO ${events} (run_id, n, data)
+        SELECT $6, $7::int + event.ordinality - 1, event.data
+        FROM unnest($8::text[]) WITH ORDINALITY AS event (data, ordinality)
+        ON CONFLICT (run_id, n) DO NOTHING
+        RETURNING 1)`,
+      select: `(SELECT pg_notify('${CHANNEL.events}', $6) WHERE EXISTS (SELECT 1 FROM events)) AS told`,
+      values: [runId, batch.first, batch.list],
+    }),
     async setJob(runId, jobId) {
       await query(`UPDATE ${runs} SET job_id = $2 WHERE run_id = $1`, [runId, jobId]);
     },
@@ -179,16 +259,37 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
       );
       return rows.map((row) => ({ runId: row.run_id, agent: row.agent, jobId: row.job_id }));
     },
-    async finishRun(runId, status, result) {
-      await query(
-        `WITH done AS (
-           UPDATE ${runs} SET status = $2, result = $3, ended_at = clock_timestamp()
-           WHERE run_id = $1
-             AND (status IN ('queued', 'running') OR (status = 'paused' AND $2 = 'cancelled'))
-           RETURNING run_id)
-         SELECT pg_notify('${CHANNEL.run}', run_id) FROM done`,
-        [runId, status, result],
-      );
+    async pickUp(run) {
+      const { rows } = await query(pickUpSql(tables), [
+        run.runId,
+        run.sessionId,
+        run.owner,
+        run.ttlMs,
+        run.worker,
+        run.jobId,
+      ]);
+      const row = rows[0];
+      return {
+        record: row.run ? recordOf(row.run) : undefined,
+        foreign: row.foreign === true,
+        acquired: row.acquired === true,
+        expiresInMs: Number(row.expires_in ?? 0),
+        started: row.started === true,
+        nextEvent: Number(row.next_event),
+      };
+    },
+    async finishRun(runId, status, result, also) {
+      // The events first (the same statement: watchers never see the end without them), the
+      // lease released with the end.
+      await query(finishSql(tables), [
+        runId,
+        status,
+        result,
+        also?.events?.first ?? 1,
+        also?.events?.list ?? [],
+        also?.release?.sessionId ?? null,
+        also?.release?.owner ?? null,
+      ]);
     },
     async requestCancel(runId) {
       await query(
@@ -206,7 +307,7 @@ function newBoard(store: SessionStore, internals: PostgresStoreInternals): Board
            FROM unnest($3::text[]) WITH ORDINALITY AS event (data, ordinality)
            ON CONFLICT (run_id, n) DO NOTHING
            RETURNING 1)
-         SELECT pg_notify('${CHANNEL.run}', $1) WHERE EXISTS (SELECT 1 FROM added)`,
+         SELECT pg_notify('${CHANNEL.events}', $1) WHERE EXISTS (SELECT 1 FROM added)`,
         [runId, first, list],
       );
     },
@@ -260,64 +361,4 @@ function recordOf(row: Record<string, unknown>): RunRecord {
     cancelRequested: row.cancel_requested === true,
     result: (row.result as string | null) ?? undefined,
   };
-}
-
-async function createTables(pool: PostgresPool, schema: string, relations: string[]) {
-  const [runs, events, workers] = relations as [string, string, string];
-  const check = `SELECT ${relations.map((_, i) => `to_regclass($${i + 1}) IS NOT NULL`).join(" AND ")} AS ready`;
-  if ((await pool.query(check, relations)).rows[0]?.ready === true) return;
-  const client = await pool.connect();
-  let broken = false;
-  // A connection lost while checked out is an "error" event: unheard, it would end the process.
-  const lost = () => {
-    broken = true;
-  };
-  (client as unknown as ListeningClient).on("error", lost);
-  try {
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [
-      `skein queue setup ${schema}`,
-    ]);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${runs} (
-      run_id text PRIMARY KEY,
-      session_id text NOT NULL,
-      agent text NOT NULL,
-      checkpoint_id text,
-      job_id text,
-      status text NOT NULL,
-      cancel_requested boolean NOT NULL DEFAULT false,
-      result text,
-      worker text,
-      enqueued bigserial,
-      enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-      started_at timestamptz,
-      ended_at timestamptz
-    )`);
-    await client.query(
-      `CREATE INDEX IF NOT EXISTS skein_runs_session_index ON ${runs} (session_id, enqueued)`,
-    );
-    await client.query(`CREATE TABLE IF NOT EXISTS ${events} (
-      run_id text NOT NULL,
-      n integer NOT NULL,
-      data text NOT NULL,
-      PRIMARY KEY (run_id, n)
-    )`);
-    await client.query(`CREATE TABLE IF NOT EXISTS ${workers} (
-      worker_id text NOT NULL,
-      agent text NOT NULL,
-      seen_at timestamptz NOT NULL,
-      PRIMARY KEY (worker_id, agent)
-    )`);
-    await client.query("COMMIT");
-  } catch (error) {
-    await client.query("ROLLBACK").catch(() => {
-      broken = true;
-    });
-    throw error;
-  } finally {
-    (
-      client as unknown as { removeListener(event: string, listener: () => void): void }
-    ).removeListener("error", lost);
-    client.release(broken);
-  }
 }

@@ -77,12 +77,22 @@ export async function enqueueRun(
   // The queue (and the board's tables) first: what can be refused is refused before any write.
   await ensureQueue(boss, queue);
   await board.ready();
-  const { checkpointId } = await logRunInput(options.sessionStore, sessionId, message);
-  const runId = checkpointId;
-  // The job's id is chosen here, so the run's record carries it from its insert (no update after).
+  // The job's id is chosen here, so the run's record carries it from its insert (no update after),
+  // and the record is inserted by the statement that logs the input (one round trip; a new
+  // session's id was made just now: there is nothing to read first).
   let jobId: string = randomUUID();
+  const { checkpointId } = await logRunInput(options.sessionStore, sessionId, message, {
+    fresh: options.sessionId === undefined,
+    append: (seq, entries, checkpointId) =>
+      board.appendAlso(
+        sessionId,
+        seq,
+        entries,
+        board.insertRunAlso({ runId: checkpointId, agent: options.agent, checkpointId, jobId }),
+      ),
+  });
+  const runId = checkpointId;
   try {
-    await board.insertRun({ runId, sessionId, agent: options.agent, checkpointId, jobId });
     jobId = await sendRun(boss, queue, { sessionId, runId, secretId: keyId }, jobOptions, {
       id: jobId,
     });

@@ -13,8 +13,9 @@ import { readUserContent } from "../run/user-content.ts";
 import { loggedRun, logRunEnd, logRunInput } from "../sessions/run-entries.ts";
 import { readSession, type SessionView } from "../sessions/session-view.ts";
 import { isValidSessionId } from "../sessions/validate.ts";
-import type { Board, StartedRun } from "./board.ts";
+import type { Board, PickedUp, StartedRun } from "./board.ts";
 import { EventWriter } from "./events.ts";
+import { endingBoard, foreignMessage, readView } from "./execution-io.ts";
 import { sendRun } from "./queue.ts";
 import { eventText, failedResult, resultFromLog } from "./results.ts";
 import type { JobOptions, PgBossJob, RunJobData } from "./types.ts";
@@ -23,6 +24,13 @@ import type { WorkerContext } from "./worker.ts";
 /** An execution as its worker sees it: the fenced store reads `fenced`. */
 export interface Execution {
   runId: string;
+  /** The session's rows the execution read last, handed to the engine's first read of them. */
+  preload?: { sessionId: string; rows: { seq: number; data: string }[] } | undefined;
+  /** The run's events: the fenced store's appends carry what waits of them. */
+  events?: EventWriter | undefined;
+  /** Its lease's owner name; `released` once the run's end released the lease with it. */
+  owner: string;
+  released: boolean;
   /** Why the execution may log nothing more (lease lost, worker stopping); undefined while it may. */
   fenced: string | undefined;
   /** `cancelRun`: abort the run as `signal` does (it is logged as ended). */
@@ -56,18 +64,26 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
     );
     return { error: "not a skein run job" };
   }
-  // Checked before the lease: a deferred job would write its own id into that run's record.
-  const foreign = await foreignRunError(board, job.id, data);
-  if (foreign) {
+  const owner = `${context.id}/${job.id}/${++executions}`;
+  // One round trip: the run's record checked (a job naming another session's run takes nothing:
+  // a deferral would write its own id into that run's record), the lease, the run started.
+  const picked = await board.pickUp({
+    runId: data.runId,
+    sessionId: data.sessionId,
+    owner,
+    ttlMs: context.leaseMs,
+    worker: context.id,
+    jobId: job.id,
+  });
+  if (picked.foreign) {
+    const foreign = foreignMessage(job.id, data);
     context.report(new Error(foreign));
     return { error: foreign };
   }
-  const owner = `${context.id}/${job.id}/${++executions}`;
-  const lease = await store.lease(data.sessionId, owner, context.leaseMs);
-  if (!lease.acquired) {
+  if (!picked.acquired) {
     // Another execution works on the session (or died holding it): come back when its lease
     // ends, without spending a retry on waiting.
-    const startAfter = new Date(Date.now() + Math.max(lease.expiresInMs, 100));
+    const startAfter = new Date(Date.now() + Math.max(picked.expiresInMs, 100));
     const next = await sendRun(boss, queue, data, jobOptionsOf(job), { startAfter });
     await board.setJob(data.runId, next).catch(context.report);
     return { deferredTo: next };
@@ -79,6 +95,8 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
   const controller = new AbortController();
   const execution: Execution = {
     runId: data.runId,
+    owner,
+    released: false,
     fenced: undefined,
     cancel: () => controller.abort(new Error("cancelRun")),
     halt: (reason) => {
@@ -91,7 +109,7 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
   let release = true;
   try {
     await context.current.run(execution, () =>
-      runJob(context, ref, data, execution, controller.signal),
+      runJob(context, ref, data, execution, controller.signal, picked),
     );
     return undefined;
   } catch (error) {
@@ -100,7 +118,8 @@ export async function executeJob(context: WorkerContext, ref: JobRef): Promise<o
     throw error;
   } finally {
     clearInterval(renewal);
-    if (release) await store.release(data.sessionId, owner).catch(context.report);
+    if (release && !execution.released)
+      await store.release(data.sessionId, owner).catch(context.report);
   }
 }
 
@@ -138,12 +157,14 @@ async function runJob(
   data: RunJobData,
   execution: Execution,
   signal: AbortSignal,
+  picked: PickedUp,
 ): Promise<void> {
-  const { board, store } = context;
+  const { store } = context;
   const { sessionId, runId } = data;
-  const record = await board.getRun(runId);
+  const record = picked.record;
   if (record && record.status !== "queued" && record.status !== "running") return; // done before
-  let view = await readSession(store, sessionId, undefined);
+  const board = endingBoard(context.board, execution, sessionId, picked.started);
+  let view = await readView(context, execution, sessionId);
   let checkpointId = record?.checkpointId;
   if (data.handoff !== undefined && !view && data.prompt !== undefined) {
     // Job data is anyone's with the queue: its prompt is user content (text and images) only.
@@ -164,13 +185,13 @@ async function runJob(
     // A handoff creates its session on first delivery (a retried delivery finds it).
     const message: Message = { role: "user", content: prompt.content };
     checkpointId = (await logRunInput(store, sessionId, message)).checkpointId;
-    view = await readSession(store, sessionId, undefined);
+    view = await readView(context, execution, sessionId);
   }
   /** Ends the job's run with `error`: in its session too, when the log shows it unfinished. */
   const fail = async (error: ErrorInfo) => {
     if (checkpointId !== undefined && view?.unfinished?.runId === checkpointId) {
       await logRunEnd(store, sessionId, checkpointId, { subtype: "error_during_execution", error });
-      view = await readSession(store, sessionId, undefined);
+      view = await readView(context, execution, sessionId);
     }
     const started = {
       runId,
@@ -243,7 +264,9 @@ async function runJob(
   // Approvals answer a paused run's calls; a resume whose first execution died after taking the
   // run over finds it interrupted, and its calls ask again.
   if (logged.state === "paused" && data.resume) Object.assign(options, data.resume);
-  const writer = new EventWriter(board, runId, await board.startRun(started), context.report);
+  const first = picked.started ? picked.nextEvent : await board.startRun(started);
+  const writer = new EventWriter(board, runId, first, context.report);
+  execution.events = writer;
   let result: SDKResultMessage | undefined;
   try {
     for await (const event of handle.agent().resumeStream({ sessionId }, options)) {
@@ -272,35 +295,33 @@ async function runJob(
     }
     throw error;
   }
-  await writer.close();
-  if (!result) throw new Error(`The run of session "${sessionId}" ended without a result.`);
-  if (execution.fenced)
-    throw new Error(`Execution of session "${sessionId}" was fenced: ${execution.fenced}.`);
-  if (result.isError && result.error?.name === "SessionStoreError") {
-    // The log could not be written: the run is not over. The job fails (and is retried); the next
-    // execution recovers it from the log. Reading the log may fail too: that also fails the job.
-    const now = loggedRun(await readSession(store, sessionId, undefined), checkpointId);
-    if (now.state !== "ended")
-      throw new Error(
-        `The session store failed during the run of session "${sessionId}": ${result.error.message}`,
-      );
+  try {
+    if (!result) throw new Error(`The run of session "${sessionId}" ended without a result.`);
+    if (execution.fenced)
+      throw new Error(`Execution of session "${sessionId}" was fenced: ${execution.fenced}.`);
+    if (result.isError && result.error?.name === "SessionStoreError") {
+      // The log could not be written: the run is not over. The job fails (and is retried); the
+      // next execution recovers it from the log. Reading the log may fail too: that also fails it.
+      const now = loggedRun(await readSession(store, sessionId, undefined), checkpointId);
+      if (now.state !== "ended")
+        throw new Error(
+          `The session store failed during the run of session "${sessionId}": ${result.error.message}`,
+        );
+    }
+  } catch (error) {
+    await writer.close().catch(context.report);
+    throw error;
   }
-  await board.finishRun(runId, result.subtype === "paused" ? "paused" : "ended", eventText(result));
-}
-
-/**
- * Why a job that names another session's run (forged, or corrupted) must end alone: everything
- * it would write (the run's record, an end in the log, its job id) would land on that run.
- * Undefined for a job whose run is its session's own or has no record yet.
- */
-export async function foreignRunError(
-  board: Board,
-  jobId: string,
-  data: Pick<RunJobData, "sessionId" | "runId">,
-): Promise<string | undefined> {
-  const record = await board.getRun(data.runId);
-  if (record === undefined || record.sessionId === data.sessionId) return undefined;
-  return `Job ${jobId} names run ${data.runId}, which belongs to another session than its own ("${data.sessionId}"); it was ended without running or writing anything.`;
+  // The last events, the result and the lease's release: one statement.
+  const events = await writer.rest();
+  await board.finishRun(
+    runId,
+    result.subtype === "paused" ? "paused" : "ended",
+    eventText(result),
+    {
+      events,
+    },
+  );
 }
 
 /** Records the end of a run no engine ran in this execution (its record created if need be). */

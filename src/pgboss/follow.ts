@@ -24,7 +24,8 @@ export async function waitForRun<TOutput = unknown>(
   sessionId: string,
   options?: WaitForRunOptions,
 ): Promise<SDKResultMessage<TOutput>> {
-  const watch = await watcher("waitForRun()", sessionStore, sessionId, options);
+  // Woken by the run's end only: its events have a channel of their own.
+  const watch = await watcher("waitForRun()", sessionStore, sessionId, options, [CHANNEL.run]);
   try {
     while (true) {
       const record = await watch.record();
@@ -53,7 +54,10 @@ export async function* followRun<TOutput = unknown>(
   sessionId: string,
   options?: FollowRunOptions,
 ): AsyncGenerator<AgentEvent<TOutput>, void, undefined> {
-  const watch = await watcher("followRun()", sessionStore, sessionId, options);
+  const watch = await watcher("followRun()", sessionStore, sessionId, options, [
+    CHANNEL.run,
+    CHANNEL.events,
+  ]);
   try {
     let after = 0;
     while (true) {
@@ -97,6 +101,7 @@ async function watcher(
   sessionStore: unknown,
   sessionId: string,
   options: WaitForRunOptions | undefined,
+  channels: string[],
 ): Promise<Watcher> {
   assertKnownOptions(prefix, options, WAIT_KEYS);
   assertSessionId(prefix, sessionId);
@@ -118,9 +123,11 @@ async function watcher(
     wake = undefined;
     resume?.();
   };
-  const unlisten = board.listen(CHANNEL.run, (payload) => {
-    if (payload === runId) nudge();
-  });
+  const unlisteners = channels.map((channel) =>
+    board.listen(channel, (payload) => {
+      if (payload === runId) nudge();
+    }),
+  );
   signal?.addEventListener("abort", nudge);
   /** A read that fails (the database restarts) is retried at the next poll. */
   const retried = async <T>(read: () => Promise<T>, fallback: T): Promise<T> => {
@@ -148,7 +155,7 @@ async function watcher(
       signal?.throwIfAborted();
     },
     close: () => {
-      unlisten();
+      for (const unlisten of unlisteners) unlisten();
       signal?.removeEventListener("abort", nudge);
     },
   };

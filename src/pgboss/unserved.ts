@@ -4,7 +4,7 @@
 import { logRunEnd } from "../sessions/run-entries.ts";
 import { readSession } from "../sessions/session-view.ts";
 import { isValidSessionId } from "../sessions/validate.ts";
-import { foreignRunError } from "./execution.ts";
+import { foreignRunError } from "./execution-io.ts";
 import { QUEUE_PREFIX } from "./queue.ts";
 import { eventText, failedResult } from "./results.ts";
 import type { PgBossJob, RunJobData } from "./types.ts";

@@ -6,13 +6,13 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { createBareAgent } from "../agents/assemble.ts";
 import { type AgentHandle, handleOf } from "../agents/registry.ts";
-import { AbortError, ConfigurationError, SessionStoreError } from "../core/errors.ts";
+import { AbortError, ConfigurationError } from "../core/errors.ts";
 import { assertKnownOptions, describeValue } from "../core/options.ts";
 import type { SessionStore } from "../core/session-store.ts";
 import { checkSharedSecret, requireApprovalSecret, secretId } from "../run/approval-secret.ts";
-import { POSTGRES_STORE } from "../sessions/postgres.ts";
 import { type Board, boardOf, CHANNEL } from "./board.ts";
 import { type Execution, executeJob } from "./execution.ts";
+import { fencedStore } from "./execution-io.ts";
 import { requirePeers } from "./peers.ts";
 import { ensureQueue, QUEUE_PREFIX, queueOf } from "./queue.ts";
 import type { PgBossJob, PgBossLike, RunJobData, Worker, WorkerOptions } from "./types.ts";
@@ -76,7 +76,12 @@ export async function createWorker(boss: PgBossLike, options: WorkerOptions): Pr
   const onError = options.onError;
   const current = new AsyncLocalStorage<Execution>();
   const approvalSecret = requireApprovalSecret(prefix, options.approvalSecret);
-  const handles = agentHandles(prefix, options.agents, fencedStore(store, current), approvalSecret);
+  const handles = agentHandles(
+    prefix,
+    options.agents,
+    fencedStore(store, board, current),
+    approvalSecret,
+  );
 
   const id = `worker-${randomUUID()}`;
   let stopping = false;
@@ -313,32 +318,6 @@ function agentHandles(
       `${prefix}: agents is empty; give the worker at least one agent to serve.`,
     );
   return handles;
-}
-
-/**
- * The store the worker's agents log into: the app's, except that an execution that lost its
- * session (lease lost, worker stopping) is fenced, so the run it aborts logs nothing more and is
- * recovered by the next execution exactly as after a crash.
- */
-function fencedStore(store: SessionStore, current: AsyncLocalStorage<Execution>): SessionStore {
-  return {
-    [POSTGRES_STORE]: (store as { [POSTGRES_STORE]?: unknown })[POSTGRES_STORE],
-    append: (sessionId, seq, entries) => {
-      const execution = current.getStore();
-      if (execution?.fenced)
-        return Promise.reject(
-          new SessionStoreError(
-            `This execution no longer holds session "${sessionId}" (${execution.fenced}); the next one continues it from the log.`,
-          ),
-        );
-      return store.append(sessionId, seq, entries);
-    },
-    read: (sessionId, readOptions) => store.read(sessionId, readOptions),
-    list: () => store.list(),
-    delete: (sessionId) => store.delete(sessionId),
-    // The app's store outlives the worker's agents.
-    close: async () => {},
-  } as SessionStore;
 }
 
 function checkBoss(prefix: string, boss: unknown): asserts boss is PgBossLike {

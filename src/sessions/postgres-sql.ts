@@ -26,6 +26,12 @@ export interface PostgresSql {
   createObjects: string[];
   appendFirst: string;
   appendNext: string;
+  /**
+   * An append (as `appendFirst` / `appendNext`, the same $1-$5) whose statement also runs the
+   * caller's data-modifying `ctes` (which may read `claim`; their parameters from $6) and adds
+   * `select` to its one row, whose `added` is the number of entries inserted.
+   */
+  appendAlso(first: boolean, ctes: string, select: string): string;
   lastSeq: string;
   selectEntries: string;
   selectSessions: string;
@@ -42,6 +48,18 @@ export function postgresSql(schema: string): PostgresSql {
   const entries = `${s}.skein_entries`;
   const counter = `${s}.skein_sessions_touched`;
   const leases = `${s}.skein_leases`;
+  const claimFirst = `
+        INSERT INTO ${sessions} AS session (session_id, created_at, updated_at, last_seq, touched)
+        VALUES ($1, $4, $4, $3, nextval(${literal(counter)}))
+        ON CONFLICT (session_id) DO UPDATE
+        SET last_seq = EXCLUDED.last_seq, updated_at = EXCLUDED.updated_at, touched = EXCLUDED.touched
+        WHERE session.last_seq = $2
+        RETURNING session.session_id`;
+  const claimNext = `
+        UPDATE ${sessions}
+        SET last_seq = $3, updated_at = $4, touched = nextval(${literal(counter)})
+        WHERE session_id = $1 AND last_seq = $2
+        RETURNING session_id`;
   return {
     schema,
     relations: [sessions, entries, counter, leases],
@@ -78,22 +96,14 @@ export function postgresSql(schema: string): PostgresSql {
     // last_seq, $4 the time, $5 the entries. A racing writer blocks on the row (or, for a new
     // session, on the key), then sees the committed last_seq and matches nothing. The foreign key
     // is checked at the statement's end, where the new session row is visible.
-    appendFirst: `WITH claim AS (
-        INSERT INTO ${sessions} AS session (session_id, created_at, updated_at, last_seq, touched)
-        VALUES ($1, $4, $4, $3, nextval(${literal(counter)}))
-        ON CONFLICT (session_id) DO UPDATE
-        SET last_seq = EXCLUDED.last_seq, updated_at = EXCLUDED.updated_at, touched = EXCLUDED.touched
-        WHERE session.last_seq = $2
-        RETURNING session.session_id
-      )
+    appendFirst: `WITH claim AS (${claimFirst})
       ${insertEntries(entries)}`,
-    appendNext: `WITH claim AS (
-        UPDATE ${sessions}
-        SET last_seq = $3, updated_at = $4, touched = nextval(${literal(counter)})
-        WHERE session_id = $1 AND last_seq = $2
-        RETURNING session_id
-      )
+    appendNext: `WITH claim AS (${claimNext})
       ${insertEntries(entries)}`,
+    appendAlso: (first, ctes, select) => `WITH claim AS (${first ? claimFirst : claimNext}),
+      added AS (${insertEntries(entries)} RETURNING 1),
+      ${ctes}
+      SELECT (SELECT count(*) FROM added)::int AS added${select ? `, ${select}` : ""}`,
     lastSeq: `SELECT last_seq FROM ${sessions} WHERE session_id = $1`,
     selectEntries: `SELECT seq, data FROM ${entries} WHERE session_id = $1 AND seq > $2 ORDER BY seq`,
     selectSessions: `SELECT session_id, created_at, updated_at, last_seq FROM ${sessions}

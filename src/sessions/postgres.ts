@@ -26,6 +26,23 @@ export interface PostgresStoreInternals {
   schema: string;
   /** Resolves once the store's own tables exist. */
   ready(): Promise<void>;
+  /**
+   * `append`, checked and typed as it is, whose one statement also runs the caller's
+   * data-modifying CTEs (skein/pgboss: the run's record, its events), parameters from $6.
+   */
+  appendAlso(
+    sessionId: string,
+    seq: number,
+    entries: readonly string[],
+    also: AppendAlso,
+  ): Promise<void>;
+}
+
+/** What rides in an append's statement: CTEs, a column of its result, their parameters ($6 on). */
+export interface AppendAlso {
+  ctes: string;
+  select?: string;
+  values: unknown[];
 }
 
 /** What postgresStore() uses of a `pg.Pool` (a `pg.Pool` fits; so does any pool with this shape). */
@@ -147,8 +164,16 @@ function postgresSessions(options: {
     }
   };
 
+  const appendAlso: PostgresStoreInternals["appendAlso"] = (sessionId, seq, entries, also) =>
+    attempt("append", async (prefix) => {
+      assertSessionId(prefix, sessionId);
+      assertSeq(prefix, seq);
+      const batch = checkEntries(prefix, entries);
+      await ready();
+      await appendBatch({ pool, sql, sessionId, seq, batch, also });
+    });
   const store: SessionStore & { [POSTGRES_STORE]: PostgresStoreInternals } = {
-    [POSTGRES_STORE]: { pool, schema: sql.schema, ready },
+    [POSTGRES_STORE]: { pool, schema: sql.schema, ready, appendAlso },
     append: (sessionId, seq, entries) =>
       attempt("append", async (prefix) => {
         assertSessionId(prefix, sessionId);
@@ -236,19 +261,22 @@ async function appendBatch(options: {
   sessionId: string;
   seq: number;
   batch: string[];
+  also?: AppendAlso;
 }): Promise<void> {
-  const { pool, sql, sessionId, seq, batch } = options;
+  const { pool, sql, sessionId, seq, batch, also } = options;
   const now = Date.now();
-  const statement = seq === 1 ? sql.appendFirst : sql.appendNext;
-  const { rowCount } = await pool.query(statement, [
-    sessionId,
-    seq - 1,
-    seq + batch.length - 1,
-    now,
-    batch,
-  ]);
+  const values = [sessionId, seq - 1, seq + batch.length - 1, now, batch];
+  let added: number;
+  if (also) {
+    const text = sql.appendAlso(seq === 1, also.ctes, also.select ?? "");
+    const { rows } = await pool.query(text, [...values, ...also.values]);
+    added = Number(rows[0]?.added ?? 0);
+  } else {
+    const statement = seq === 1 ? sql.appendFirst : sql.appendNext;
+    added = (await pool.query(statement, values)).rowCount ?? 0;
+  }
   // Every entry is inserted, or none (the claim matched nothing: nothing was written).
-  const claimed = rowCount === batch.length;
+  const claimed = added === batch.length;
   if (!claimed) {
     const { rows } = await pool.query(sql.lastSeq, [sessionId]);
     throw new SessionConflictError({ sessionId, seq, lastSeq: Number(rows[0]?.last_seq ?? 0) });

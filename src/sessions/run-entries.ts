@@ -26,8 +26,14 @@ export async function logRunInput(
   store: SessionStore,
   sessionId: string,
   message: Message,
+  options?: {
+    /** A session id made just now: nothing to read, the input is its first entry (seq 1). */
+    fresh?: boolean;
+    /** Appends instead of `store.append` (the same check), knowing the new run's checkpoint id. */
+    append?: (seq: number, entries: string[], checkpointId: string) => Promise<void>;
+  },
 ): Promise<{ checkpointId: string; seq: number }> {
-  const view = await readSession(store, sessionId, undefined);
+  const view = options?.fresh ? undefined : await readSession(store, sessionId, undefined);
   if (view && view.status !== "idle")
     throw new SessionError(
       `Session "${sessionId}" has an unfinished run (${view.status}); wait for it to end (or resume or cancel it) before enqueueing another.`,
@@ -36,7 +42,9 @@ export async function logRunInput(
   const checkpointId = newCheckpointId();
   const seq = (view?.lastSeq ?? 0) + 1;
   const entry: LogEntry = { type: "input", runId: checkpointId, checkpointId, message };
-  await store.append(sessionId, seq, [encodeEntry(entry)]);
+  const entries = [encodeEntry(entry)];
+  if (options?.append) await options.append(seq, entries, checkpointId);
+  else await store.append(sessionId, seq, entries);
   return { checkpointId, seq };
 }
 
