@@ -13,6 +13,7 @@ const HEAVY = [
   "test/attacks/scale.test.ts",
   "test/builtin/search-scale.test.ts",
   "test/sessions/kill9.test.ts",
+  "test/sessions/kill9-reasoning.test.ts",
   "test/sessions/recovery.test.ts",
   "test/sessions/durability.test.ts",
   "test/sessions/stores.test.ts",

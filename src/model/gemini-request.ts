@@ -25,8 +25,18 @@ export interface GeminiContent {
  * sent without them (and without its thinking, which Gemini cannot read back). Tool results go
  * back as `functionResponse` parts in the order of the calls they answer, with the call's id when
  * the model gave one, and its name. Consecutive messages of one role are one turn.
+ *
+ * Gemini 3 (and later) refuses a step whose first function call carries no signature; a call it
+ * did not make (another provider's, another origin's, a transcript written by hand) has none to
+ * give back, so on those models the first such call of a message carries Google's documented
+ * placeholder, `skip_thought_signature_validator`, never another provider's data.
  */
-export function wireContents(messages: readonly Message[], origin: string): GeminiContent[] {
+export function wireContents(
+  messages: readonly Message[],
+  origin: string,
+  model?: string,
+): GeminiContent[] {
+  const placeholder = needsSignatures(model);
   const contents: GeminiContent[] = [];
   // A call's name and whether its id was the model's, for the results that answer it.
   const calls = new Map<string, { name: string; id: string | undefined; position: number }>();
@@ -37,7 +47,7 @@ export function wireContents(messages: readonly Message[], origin: string): Gemi
       typeof message.content === "string"
         ? [{ text: message.content }]
         : role === "model"
-          ? modelParts(message.content, origin, calls)
+          ? modelParts(message.content, origin, calls, placeholder)
           : userParts(message.content, calls);
     if (parts.length === 0) continue;
     const previous = contents.at(-1);
@@ -45,6 +55,15 @@ export function wireContents(messages: readonly Message[], origin: string): Gemi
     else contents.push({ role, parts });
   }
   return contents;
+}
+
+/** Google's documented signature for a function call the model did not make. */
+export const SKIP_SIGNATURE = "skip_thought_signature_validator";
+
+/** Gemini 3 and later validate the signature of each step's first call; earlier models do not. */
+function needsSignatures(model: string | undefined): boolean {
+  const major = /(?:^|\/)gemini-(\d+)/.exec(model ?? "")?.[1];
+  return major !== undefined && Number(major) >= 3;
 }
 
 function ours(data: ProviderData | undefined, origin: string): ProviderData | undefined {
@@ -55,6 +74,7 @@ function modelParts(
   blocks: readonly ContentBlock[],
   origin: string,
   calls: Map<string, { name: string; id: string | undefined; position: number }>,
+  placeholder: boolean,
 ): GeminiPart[] {
   const parts: GeminiPart[] = [];
   let position = 0;
@@ -88,6 +108,8 @@ function modelParts(
           functionCall: { ...(id ? { id } : {}), name: block.name, args: block.input ?? {} },
         };
         if (data?.thoughtSignature) part.thoughtSignature = data.thoughtSignature;
+        // The message's first call: Gemini 3 wants a signature on it (the model's, or the placeholder).
+        else if (placeholder && position === 1) part.thoughtSignature = SKIP_SIGNATURE;
         parts.push(part);
         break;
       }

@@ -75,7 +75,9 @@ export function google(options: GoogleOptions = {}): Model {
       request: ModelRequest,
       { signal }: { signal: AbortSignal },
     ): AsyncIterable<ModelStreamEvent> {
-      const body: Record<string, unknown> = { contents: wireContents(request.messages, origin) };
+      const body: Record<string, unknown> = {
+        contents: wireContents(request.messages, origin, request.modelName ?? modelId),
+      };
       if (request.system) body.systemInstruction = { parts: [{ text: request.system }] };
       if (request.tools.length) body.tools = wireTools(request.tools);
       const generationConfig = generationConfigOf(request, options.maxTokens);

@@ -175,7 +175,7 @@ async function handle(state: ServerState, request: IncomingMessage, response: Se
       ? body.model
       : undefined;
   // What the real API refuses is refused here too, before the script is asked.
-  const refused = state.options.validate ? wire.validate(body) : undefined;
+  const refused = state.options.validate ? wire.validate(body, errorContext.model) : undefined;
   if (refused) return sendError(400, refused, { "x-should-retry": "false" });
   const replyRole = protocol === "gemini" ? "model" : "assistant";
   const index =

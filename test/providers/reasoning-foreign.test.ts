@@ -115,3 +115,72 @@ describe("reasoning is never sent to another provider", () => {
     expect(sent).toContain("First answer.");
   });
 });
+
+describe("a paused run resumed on another provider, mid-turn", () => {
+  const MID: [Name, Name][] = [
+    ["responses", "gemini"],
+    ["anthropic", "gemini"],
+    ["chat", "gemini"],
+    ["gemini", "gemini"],
+    ["gemini", "responses"],
+    ["gemini", "anthropic"],
+    ["responses", "anthropic"],
+    ["responses", "chat"],
+  ];
+  it.each(MID)("paused on %s, resumed on %s", async (from, to) => {
+    const script: MockTurn[] = [
+      {
+        thinking: "two echoes",
+        toolCalls: [
+          { name: "echo", input: { text: "one" } },
+          { name: "echo", input: { text: "two" } },
+        ],
+      },
+      { text: "Moved on." },
+    ];
+    const servers = await Promise.all(
+      [0, 1].map(async () => {
+        const server = await serve(script);
+        const proxy = await recordingProxy(server.url);
+        proxies.push(proxy);
+        return { server, proxy };
+      }),
+    );
+    const [first, second] = servers as [(typeof servers)[0], (typeof servers)[0]];
+    const path = join(dir, `mid-${++count}.db`);
+    const seen: string[] = [];
+    const agentOn = (model: Model) =>
+      createBareAgent({
+        model,
+        tools: [echoTool(seen)],
+        permissions: { ask: ["echo"] },
+        sessionStore: sqliteStore({ path }),
+        approvalSecret: "a shared approval secret, long enough",
+      });
+    const paused = await agentOn(MAKE[from](first.proxy.url)).run("go");
+    expect(paused.subtype).toBe("paused");
+    const opaque = opaqueOf(from, first.proxy.exchanges);
+    const approvals = Object.fromEntries((paused.pending ?? []).map((call) => [call.id, true]));
+    const resumed = await agentOn(MAKE[to](second.proxy.url)).resume(
+      { sessionId: paused.sessionId },
+      { approvals },
+    );
+    if (resumed.subtype !== "success") throw new Error(JSON.stringify(resumed.error));
+    expect(resumed.result).toBe("Moved on.");
+    expect(seen).toEqual(["one", "two"]);
+    // The calls of the current turn came from elsewhere: accepted all the same.
+    expect(second.server.requests.map((request) => request.turn)).toEqual([1]);
+    const sent = second.proxy.exchanges.at(-1)!.request;
+    for (const piece of opaque) expect(sent).not.toContain(piece);
+    expect(sent).not.toContain("providerData");
+    if (to === "gemini") {
+      // Gemini 3 refuses a step whose first call has no signature: the calls it did not make
+      // carry the documented placeholder (the first one only), never another's signature.
+      const model = JSON.parse(sent).contents.find((content: any) => content.role === "model");
+      expect(model.parts.map((part: any) => part.thoughtSignature)).toEqual([
+        "skip_thought_signature_validator",
+        undefined,
+      ]);
+    }
+  });
+});

@@ -130,8 +130,8 @@ export function createGeminiWire(issued: IssuedSignatures): Wire {
       };
     },
 
-    validate(body) {
-      return geminiRequestProblem(body, issued);
+    validate(body, model) {
+      return geminiRequestProblem(body, issued, model);
     },
 
     models(ids) {

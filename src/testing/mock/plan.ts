@@ -58,8 +58,8 @@ export interface Wire {
   ping(): SseEvent | undefined;
   /** Where `trickleMs` starts (before the last block's end) and the event it repeats. */
   trickle(plan: TurnPlan, events: readonly SseEvent[]): { at: number; event: SseEvent };
-  /** Why the real API would refuse this request body (400), or undefined. */
-  validate(body: any): MockErrorSpec | undefined;
+  /** Why the real API would refuse this request body (400), or undefined. `model`: the model asked for. */
+  validate(body: any, model?: string): MockErrorSpec | undefined;
   /** The response header that carries the request id. */
   requestIdHeader: string;
   models(ids: readonly string[]): unknown;

@@ -10,7 +10,7 @@
 //   result <json>           the run resolved;  rejected <json>: it rejected
 import { appendFileSync } from "node:fs";
 import { createInterface } from "node:readline";
-import { anthropic, createBareAgent, type SessionStore, tool } from "skein";
+import { anthropic, createBareAgent, google, openai, type SessionStore, tool } from "skein";
 import { postgresStore } from "skein/postgres";
 import { sqliteStore } from "skein/sqlite";
 import { z } from "zod";
@@ -21,6 +21,8 @@ export interface AgentTask {
   sessionId: string;
   /** The mockServer's URL (the Anthropic base URL). */
   modelUrl: string;
+  /** The protocol spoken at `modelUrl` (default Anthropic Messages). */
+  provider?: "anthropic" | "openai-responses" | "gemini";
   /** A file each handler run appends `<callId> <tool>` to: the side effects, across processes. */
   effects: string;
   /** The agent's approvalSecret option; none: it reads SKEIN_APPROVAL_SECRET. */
@@ -30,6 +32,8 @@ export interface AgentTask {
   action: { kind: "run"; prompt: string } | { kind: "resume"; approvals?: Record<string, boolean> };
   /** Handlers that hang after recording their side effect (killed while they run). */
   hangIn?: string[];
+  /** The same, by the call's `target` (for calls whose ids skein makes: Gemini's). */
+  hangOnTargets?: string[];
   /** Calls whose beforeToolCall hook never returns (the reply is logged, the call never starts). */
   hangBefore?: string[];
   /** Labels (`type` or `type:callId`) of entries whose append never happens. */
@@ -89,8 +93,9 @@ function sideEffect(name: string) {
   return async (input: { target: string }, ctx: { callId: string }) => {
     appendFileSync(task.effects, `${ctx.callId} ${name}\n`);
     say(`ran ${ctx.callId}`);
-    if (task.hangIn?.includes(ctx.callId)) {
+    if (task.hangIn?.includes(ctx.callId) || task.hangOnTargets?.includes(input.target)) {
       say(`hanging ${ctx.callId}`);
+      say(`hanging target ${input.target}`);
       await forever();
     }
     return `${name} done for ${input.target}`;
@@ -115,8 +120,21 @@ const tools = {
 if (task.envSecret === null) delete process.env.SKEIN_APPROVAL_SECRET;
 else if (task.envSecret !== undefined) process.env.SKEIN_APPROVAL_SECRET = task.envSecret;
 
+const model =
+  task.provider === "openai-responses"
+    ? openai({
+        baseURL: `${task.modelUrl}/v1`,
+        apiKey: "test",
+        api: "responses",
+        model: "gpt-5",
+        maxRetries: 0,
+      })
+    : task.provider === "gemini"
+      ? google({ baseURL: task.modelUrl, apiKey: "test", model: "gemini-3-pro", maxRetries: 0 })
+      : anthropic({ baseURL: task.modelUrl, apiKey: "test", model: "mock-model", maxRetries: 0 });
+
 const agent = createBareAgent({
-  model: anthropic({ baseURL: task.modelUrl, apiKey: "test", model: "mock-model", maxRetries: 0 }),
+  model,
   tools: (task.tools ?? ["charge", "lookup"]).map((name) => tools[name]),
   sessionStore: store,
   ...(task.secret !== undefined ? { approvalSecret: task.secret } : {}),
