@@ -108,5 +108,5 @@ describe("stack traces point at files the package ships", () => {
         expect(files.has(shipped), `${file} names ${source}`).toBe(true);
       }
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -51,5 +51,5 @@ describe("examples/docs/many-machines.ts", () => {
     } finally {
       await server.close();
     }
-  }, 60_000);
+  }, 120_000);
 });

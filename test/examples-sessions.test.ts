@@ -31,5 +31,5 @@ describe("examples/sessions-crash-recovery.ts", () => {
       "success: I will check the outbox before sending it again.",
       "invoices sent: 1",
     ]);
-  }, 60_000);
+  }, 120_000);
 });

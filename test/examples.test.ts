@@ -248,7 +248,7 @@ describe("seeds 000/001: run independent tools concurrently (search)", () => {
       ["call_c", "gamma hits"],
     ]);
     expect(model.requests[0]!.system).toContain(PARALLEL_CALLS_HINT);
-  }, 60_000);
+  }, 120_000);
 
   it("runs the app code as written", async () => {
     const { result } = await runScripted(optionsOf(agent), [
@@ -565,7 +565,7 @@ describe("seed 003: run independent tools concurrently (research-agent)", () => 
       ["c4", '{"path":"/status/db"}'],
       ["c5", '{"path":"/incidents/db"}'],
     ]);
-  }, 60_000);
+  }, 120_000);
 
   it("runs the app code as written", async () => {
     const { result } = await runScripted(optionsOf(agent), [

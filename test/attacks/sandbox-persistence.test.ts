@@ -62,7 +62,7 @@ describe("missing top-level protected names", () => {
     expectOk(run, "wait", /tried/);
     for (const file of [".git", ".vscode", ".mcp.json", "moved", "pwned"])
       expect(exists(at(file)), `${file} after the run`).toBe(false);
-  }, 60_000);
+  }, 120_000);
 
   it("git init and a hook in the foreground fail, and the empty placeholders are gone after", async () => {
     const git = findOnPath("git");
@@ -85,7 +85,7 @@ describe("missing top-level protected names", () => {
     expectOk(run, "ok", /\.git/);
     for (const file of [".git", ".husky", ".vscode", ".bashrc", ".mcp.json"])
       expect(exists(at(file)), `${file} after the run`).toBe(false);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("protected entries below the top", () => {
@@ -130,7 +130,7 @@ describe("protected entries below the top", () => {
     }
     expect(fs.readFileSync(at("src/fine.txt"), "utf8")).toBe("fine\n");
     expect(exists(at("vendor/lib"))).toBe(true);
-  }, 60_000);
+  }, 120_000);
 
   it("an existing nested .git moved along with its directory is kept", async () => {
     arena.put("lib/.git/HEAD", "ref: refs/heads/main\n");
@@ -141,7 +141,7 @@ describe("protected entries below the top", () => {
     });
     expectOk(run, "mv", /\.git/);
     expect(fs.readFileSync(at("lib2/.git/HEAD"), "utf8")).toBe("ref: refs/heads/main\n");
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("background commands end with the run, or with agent.close()", () => {
@@ -170,7 +170,7 @@ describe("background commands end with the run, or with agent.close()", () => {
     expect(exists(at("deep/a/.git"))).toBe(false);
     expect(exists(at("deep/a"))).toBe(true);
     await waitFor(() => (pidsWithCmdline(needle).length === 0 ? true : undefined));
-  }, 60_000);
+  }, 120_000);
 
   it("agent.close() stops background shells (outside the preset, where runs leave them running)", async () => {
     const needle = `sleep 7${Math.floor(Math.random() * 1e6)}`;
@@ -195,7 +195,7 @@ describe("background commands end with the run, or with agent.close()", () => {
     } finally {
       for (const pid of pidsWithCmdline(needle)) process.kill(pid, "SIGKILL");
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("the host killed mid-command", () => {

@@ -89,7 +89,7 @@ describe("sandbox", () => {
       // Only the loopback interface exists in the sandbox's network namespace.
       expectOk(run, "ifaces", /lo:/);
       expect(run.text("ifaces")).not.toMatch(/^\s*(eth|en|wl)\w*:/m);
-    }, 60_000);
+    }, 120_000);
 
     it("control: without the preset the same curl reaches the server", async () => {
       requests = 0;
@@ -100,7 +100,7 @@ describe("sandbox", () => {
       expectOk(run, "curl");
       expect(run.text("curl")).toContain(body);
       expect(requests).toBeGreaterThan(0);
-    }, 60_000);
+    }, 120_000);
   });
 
   it("C14: an interpreter cannot read a Read-denied .env inside the sandbox (masked)", async () => {
@@ -142,7 +142,7 @@ describe("sandbox", () => {
     expectError(run, "shell", /denied/i);
     // The file itself is unchanged on the host.
     expect(fs.readFileSync(path.join(arena.work, ".env"), "utf8")).toContain(secret);
-  }, 60_000);
+  }, 120_000);
 
   it("the host outside the workspace: not visible, not writable; protected entries read-only", async () => {
     arena.put(".git/config", "[core]\n");
@@ -177,7 +177,7 @@ describe("sandbox", () => {
     expect(exists(path.join(arena.work, ".git/hooks/pre-commit"))).toBe(false);
     expect(exists("/etc/skein-planted")).toBe(false);
     expect(run.text("home")).toMatch(/HOME=\/tmp/);
-  }, 60_000);
+  }, 120_000);
 
   it("protected entries that do not exist yet cannot be created from the sandbox either", async () => {
     const run = await attack(arena, {
@@ -203,7 +203,7 @@ describe("sandbox", () => {
       "protected entries a sandboxed command created (DESIGN: .skein/**, .vscode/**, .mcp.json read-only)",
     ).toEqual([]);
     for (const id of ["skein", "vscode", "mcp"]) expectError(run, id);
-  }, 60_000);
+  }, 120_000);
 
   it("C12: another process's environment (/proc/PID/environ) is out of reach", async () => {
     const secret = token("HOST-PROCESS-SECRET");
@@ -233,5 +233,5 @@ describe("sandbox", () => {
     } finally {
       child.kill("SIGKILL");
     }
-  }, 60_000);
+  }, 120_000);
 });

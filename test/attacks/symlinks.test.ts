@@ -163,7 +163,7 @@ describe.each(PRESETS)("symlinks ($label)", ({ preset }) => {
     expect(fs.readFileSync(path.join(arena.work, "chain-target.txt"), "utf8")).toBe(
       "end of the chain\n",
     );
-  }, 60_000);
+  }, 120_000);
 
   // RELIABILITY C3: "creating through a dangling in-workspace link is allowed".
   // DESIGN: writes never follow a symlink at the final component, so skein departs from C3's
@@ -291,7 +291,7 @@ describe("a symlink swapped in after the check (best effort, through the public 
         await closed;
       };
     });
-  }, 60_000);
+  }, 120_000);
 
   it("a setInterval swapping the parent directory between the tool's steps", async () => {
     await writesDuringSwaps(() => {
@@ -311,5 +311,5 @@ describe("a symlink swapped in after the check (best effort, through the public 
       }, 0);
       return async () => clearInterval(timer);
     });
-  }, 60_000);
+  }, 120_000);
 });

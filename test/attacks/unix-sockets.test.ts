@@ -141,7 +141,7 @@ describe("Unix sockets the host serves", () => {
     } finally {
       await abstract.close();
     }
-  }, 60_000);
+  }, 120_000);
 
   it("control: without the preset the same clients connect", async () => {
     const before = inWorkspace.connections + inVarTmp.connections;

@@ -115,7 +115,7 @@ describe("killing a command kills the children that left its process group", () 
     const pids = pidsIn(work);
     expect(pids).toHaveLength(ESCAPED);
     expect(await survivors(pids), "escaped children still alive").toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it("on KillShell, for a background command", async () => {
     const agent = agentWith([
@@ -138,7 +138,7 @@ describe("killing a command kills the children that left its process group", () 
     expect(pids).toHaveLength(ESCAPED);
     expect(await survivors(pids), "escaped children still alive").toEqual([]);
     await agent.close();
-  }, 60_000);
+  }, 120_000);
 
   it("when the agent is closed with a background command running", async () => {
     const agent = agentWith([
@@ -159,7 +159,7 @@ describe("killing a command kills the children that left its process group", () 
     expect(pids.filter(alive)).toHaveLength(ESCAPED);
     await agent.close();
     expect(await survivors(pids), "escaped children still alive").toEqual([]);
-  }, 60_000);
+  }, 120_000);
 
   it("on an abort of the run", async () => {
     const agent = agentWith([
@@ -175,5 +175,5 @@ describe("killing a command kills the children that left its process group", () 
     controller.abort();
     await running;
     expect(await survivors(pids), "escaped children still alive").toEqual([]);
-  }, 60_000);
+  }, 120_000);
 });

@@ -97,7 +97,7 @@ describe("skein demo on a terminal", () => {
     } finally {
       rmSync(cwd, { recursive: true, force: true });
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("the built command (dist/cli/main.js)", () => {

@@ -132,7 +132,7 @@ describe("off a terminal", () => {
     expect(result.stderr).toMatch(
       /✓ mcp__fx__echo \{"text":"\\u001b\]0;pwned\\u0007\\u001b\[2J\\u009b2J\\u202e"\} .*→ \\u001b\]0;pwned\\u0007\\u001b\[2J\\u009b2J\\u202e$/m,
     );
-  }, 60_000);
+  }, 120_000);
 
   it("--deny refuses the tool even when --allow covers it", async () => {
     const { cwd } = workspace();
@@ -191,7 +191,7 @@ describe("off a terminal", () => {
       ["gone", "failed"],
       ["refuses", "failed"],
     ]);
-  }, 60_000);
+  }, 120_000);
 
   it('a server\'s own stderr is not shown, even when .mcp.json says "stderr": "inherit"', async () => {
     // The server writes control sequences to its stderr, then exits without speaking MCP.
@@ -204,7 +204,7 @@ describe("off a terminal", () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toContain("STDERR-MARK");
     for (const line of lines(result.stderr)) expect(line).not.toMatch(/[\p{Cc}\p{Cf}]/u);
-  }, 60_000);
+  }, 120_000);
 
   it("an HTTP server of .mcp.json is taken (reached at its url), not refused for an option it was never given", async () => {
     // Nothing listens there: the server is unavailable, and the run goes on without it.
@@ -214,7 +214,7 @@ describe("off a terminal", () => {
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("Went on.\n");
     expect(result.stderr).toMatch(/MCP server web is unavailable, its tools are missing: /);
-  }, 60_000);
+  }, 120_000);
 
   it("an unknown --mcp-server name, a broken file and a wrong entry are clear errors", async () => {
     const { cwd } = workspace({ old: { type: "sse", url: "http://127.0.0.1:1/sse" } });
@@ -291,7 +291,7 @@ describe("on a terminal", () => {
     const { code, screen } = await cli.exited;
     expect(code, screen).toBe(0);
     expect(screen).toContain(".mcp.json: not starting the MCP server fx (declined).");
-  }, 60_000);
+  }, 120_000);
 
   it("a declined server does not start, and the run says so", async () => {
     const { cwd, log } = workspace();

@@ -44,7 +44,7 @@ describe("the project's approval secret", () => {
     await runCli(["--allow", "Bash", "read it"], { env: second, cwd });
     expect(JSON.stringify(server.requests.map((request) => request.body))).not.toContain(secret);
     expect(readFileSync(join(cwd, ".skein", "sessions.db")).includes(secret)).toBe(false);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("the key file is read only when it is what it seems", () => {

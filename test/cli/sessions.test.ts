@@ -49,7 +49,7 @@ describe("skein sessions", () => {
     // Still JSON, and it reads back to the text as written.
     const [row] = lines(json.stdout).map((printed) => JSON.parse(printed));
     expect(row.checkpoints[0].prompt).toBe(EVIL);
-  }, 60_000);
+  }, 120_000);
 
   it("shows a planted time that is not one as it is, escaped", async () => {
     const { cwd, db } = await plant("plain");
@@ -60,7 +60,7 @@ describe("skein sessions", () => {
     expect(listed.code, listed.stderr).toBe(0);
     for (const printed of lines(listed.stdout)) expect(printed).not.toMatch(RAW);
     expect(lines(listed.stdout)[0]).toContain("  2024\\u001b]0;pwned\\u0007  idle  plain");
-  }, 60_000);
+  }, 120_000);
 
   it("escapes the error a planted session id gives, with or without --json", async () => {
     const other = await plant("plain");
@@ -77,5 +77,5 @@ describe("skein sessions", () => {
         /^skein: .*session id "x\\u009b2J\\u001b\]0;pwned\\u0007" is not valid/,
       );
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -61,7 +61,7 @@ describe("a line typed while the run streams", () => {
     // One user turn on the Anthropic wire: the command's result, then the typed line.
     expect(sent).toContain("waited");
     expect(sent).toContain("make it the short report");
-  }, 60_000);
+  }, 120_000);
 });
 
 /** A promise the test settles when it is ready. */
@@ -178,7 +178,7 @@ describe("keys typed while the run streams (raw mode: never echoed into the outp
       expect(steered[2]).toContain(line);
     expect(steered.join()).not.toContain("zzz");
     expect(steered.join()).not.toContain("[D");
-  }, 60_000);
+  }, 120_000);
 
   it("Ctrl-C is an interrupt (exit 130); what was typed and not sent is said; cooked mode after", async () => {
     const raw = await rawServer((_request, response) => {
@@ -199,7 +199,7 @@ describe("keys typed while the run streams (raw mode: never echoed into the outp
     expect(shownOutside(screen, "half a thought")).toEqual([]);
     expect(mode).toBe("echo icanon isig");
     expect(raw.requests).toHaveLength(1);
-  }, 60_000);
+  }, 120_000);
 
   it("stop while an approval is asked: the answer goes to the question, the typed line waits and is sent after", async () => {
     const first = gate();
@@ -242,5 +242,5 @@ describe("keys typed while the run streams (raw mode: never echoed into the outp
     expect(server.requests.length).toBeLessThanOrEqual(3);
     const steered = server.requests.at(-1)!.body.messages.at(-1).content;
     expect(JSON.stringify(steered)).toContain('"kept across the question"');
-  }, 60_000);
+  }, 120_000);
 });

@@ -68,7 +68,7 @@ describe("a server that dies", () => {
       /^Tool "mcp__fx__image" failed: MCP server "fx" stopped answering during the call \(.+; the transport reported: .*exceeded maximum size.*\)\. Its tools stay available/,
     );
     expect(contentText(resultFor(result.messages, "e").content)).toBe("back");
-  }, 60_000);
+  }, 120_000);
 
   it("when the restart fails, that call is an error result; a later call tries again", async () => {
     const log = await logFile();

@@ -182,7 +182,7 @@ describe("results", () => {
     const end = ofType(events, "tool_end").find((event) => event.callId === "past")!;
     expect(end.result.content).toEqual(note);
     expect(end.isError).toBe(false);
-  }, 60_000);
+  }, 120_000);
 
   it("progress with a message becomes tool_update { progress, total, message }", async () => {
     const log = await logFile();

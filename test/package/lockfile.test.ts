@@ -63,5 +63,5 @@ describe("the licence", () => {
     });
     const files = (JSON.parse(stdout)[0].files as { path: string }[]).map((file) => file.path);
     expect(files).toContain("LICENSE");
-  }, 60_000);
+  }, 120_000);
 });

@@ -237,7 +237,7 @@ export function useWorkerTests(): {
   afterEach(async () => {
     await Promise.all(models.splice(0).map((model) => model.close()));
     await closeScenarios();
-  }, 60_000);
+  }, 120_000);
   return {
     postgres,
     async setUpScenario(name) {

@@ -80,7 +80,7 @@ test("after 20 runs, each waking it, an idle worker fetches at its polling inter
       await worker.stop();
     }
   });
-}, 60_000);
+}, 120_000);
 
 test("a job pg-boss refuses: enqueueRun rejects, the logged run is ended, the session takes the next run", async () => {
   let refuse = true;
@@ -107,4 +107,4 @@ test("a job pg-boss refuses: enqueueRun rejects, the logged run is ended, the se
     const refused = await waitForRun(sessionStore, "s-refused", { runId: first });
     expect(refused.error?.message).toMatch(/could not be enqueued: the queue is full/);
   });
-}, 60_000);
+}, 120_000);

@@ -29,12 +29,12 @@ beforeAll(async () => {
   boss.on("error", () => {});
   await boss.start();
   store = postgresStore({ connectionString: postgres().url, schema: "store_options" });
-}, 60_000);
+}, 120_000);
 afterAll(async () => {
   await boss?.stop({ graceful: false, wait: false });
   // A worker a failed test could not stop holds a connection of the store's pool: not waited for.
   await Promise.race([store?.close(), sleep(5_000)]);
-}, 60_000);
+}, 120_000);
 
 /** The error a call throws or rejects with (fails the test when there is none). */
 async function errorOf(call: () => unknown): Promise<Error> {

@@ -46,5 +46,5 @@ describe("a stalled body the abort does not reach", () => {
       content: [{ type: "text", text: "partial " }],
       incomplete: true,
     });
-  }, 60_000);
+  }, 120_000);
 });

@@ -187,7 +187,7 @@ test("a sound store fails no case, and there are at least the contract's cases",
       sessionStoreConformance(() => memoryStore()).length,
   ).toBe(5);
   expect(await failingCases(() => memoryStore())).toEqual([]);
-}, 60_000);
+}, 120_000);
 
 test.each(DEFECTS)(
   "a store that %s fails %j",

@@ -57,7 +57,7 @@ describe.each(backings)("%s", (_, backing) => {
     expect(result?.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(result?.numTurns).toBe(1);
     expect(await s.log()).toEqual(["input", "resumed", "reply", "end"]);
-  }, 60_000);
+  }, 120_000);
 
   test("D1/D10: killed while the reply streamed: nothing of it was logged, it is asked again", async () => {
     model = await startMock([{ text: "one two three four five", stallAfter: 5, times: 1 }]);
@@ -71,7 +71,7 @@ describe.each(backings)("%s", (_, backing) => {
     expect(result?.result).toBe("one two three four five");
     expect(model.turnsRequested()).toEqual([[0, 2]]);
     expectWellFormed(model, result!.messages);
-  }, 60_000);
+  }, 120_000);
 
   test("D2: killed after the reply was logged, before its call started: the call runs once, the reply is not asked again", async () => {
     model = await startMock(batchThenDone([charge("c1", "order-7")]));
@@ -99,7 +99,7 @@ describe.each(backings)("%s", (_, backing) => {
     expect(result?.numTurns).toBe(2);
     expect(result?.usage).toMatchObject({ inputTokens: 300, outputTokens: 30 });
     expectWellFormed(model, result!.messages);
-  }, 60_000);
+  }, 120_000);
 
   test("D3: killed while a non-idempotent call ran: answered outcome unknown, never run again", async () => {
     model = await startMock(batchThenDone([charge("c1", "order-7")]));
@@ -124,7 +124,7 @@ describe.each(backings)("%s", (_, backing) => {
     expect(result?.numTurns).toBe(2);
     expect(result?.usage).toMatchObject({ inputTokens: 300, outputTokens: 30 });
     expectWellFormed(model, result!.messages);
-  }, 60_000);
+  }, 120_000);
 
   test("D3: killed while an idempotent call ran: it runs again, once", async () => {
     model = await startMock(batchThenDone([lookup("c1", "order-7")]));
@@ -143,7 +143,7 @@ describe.each(backings)("%s", (_, backing) => {
       [1, 1],
     ]);
     expectWellFormed(model, result!.messages);
-  }, 60_000);
+  }, 120_000);
 
   test("D4: killed after a non-idempotent call finished, before its result was logged: outcome unknown, not run again", async () => {
     model = await startMock(batchThenDone([charge("c1", "order-7")]));
@@ -158,7 +158,7 @@ describe.each(backings)("%s", (_, backing) => {
     expect(block?.is_error).toBe(true);
     expect(resultText(block)).toContain("outcome unknown");
     expectWellFormed(model, result!.messages);
-  }, 60_000);
+  }, 120_000);
 
   test("killed after the final reply was logged, before the end: success with that reply, no model call", async () => {
     model = await startMock(batchThenDone([charge("c1", "order-7")]));
@@ -182,7 +182,7 @@ describe.each(backings)("%s", (_, backing) => {
     ]);
     expect(effects(s.effects)).toEqual({ c1: 1 });
     expect((await s.log()).slice(-2)).toEqual(["resumed", "end"]);
-  }, 60_000);
+  }, 120_000);
 
   test("D5: killed mid parallel batch with 2 of 4 results logged: keeps 2, handles 2, sends all 4 in order", async () => {
     // c3 hangs in its handler; c4 shares c3's target, so it waits behind it and never starts.
@@ -223,5 +223,5 @@ describe.each(backings)("%s", (_, backing) => {
     ]);
     expect(result?.numTurns).toBe(2);
     expectWellFormed(model, result!.messages);
-  }, 60_000);
+  }, 120_000);
 });

@@ -89,7 +89,7 @@ describe.each(backings)("%s", (_, backing) => {
     expect(result?.numTurns).toBe(2);
     expect(result?.usage).toMatchObject({ inputTokens: 300, outputTokens: 30 });
     expectWellFormed(model, result!.messages);
-  }, 60_000);
+  }, 120_000);
 
   test("the secret from SKEIN_APPROVAL_SECRET alone: paused in one process, refused by a process with another, resumed by the next with the same", async () => {
     model = await startMock(TURNS);
@@ -143,7 +143,7 @@ describe.each(backings)("%s", (_, backing) => {
     );
     expect(result?.subtype).toBe("success");
     expect(effects(s.effects)).toEqual({ c1: 1, c2: 1 });
-  }, 60_000);
+  }, 120_000);
 
   test("a resume naming calls of a run that was interrupted, not paused, is a ResumeError and writes nothing", async () => {
     model = await startMock(TURNS);
@@ -168,7 +168,7 @@ describe.each(backings)("%s", (_, backing) => {
     });
     expect(await s.lastSeq()).toBe(before);
     expect(effects(s.effects)).toEqual({});
-  }, 60_000);
+  }, 120_000);
 
   test("two processes recovering one session at once: the call runs once, the other recoverer loses with SessionConflictError", async () => {
     model = await startMock(TURNS);
@@ -192,7 +192,7 @@ describe.each(backings)("%s", (_, backing) => {
     expectWellFormed(model, won[0]!.result!.messages);
     const loaded = await s.withStore((store) => loadSession(store, s.sessionId));
     expect(loaded?.status).toBe("idle");
-  }, 60_000);
+  }, 120_000);
 
   test("two processes resuming one paused session with approvals at once: each call runs once", async () => {
     model = await startMock(TURNS);
@@ -214,5 +214,5 @@ describe.each(backings)("%s", (_, backing) => {
     expect(won).toHaveLength(1);
     expect(loserName(outcomes.find((o) => o !== won[0])!)).toMatch(LOST);
     expectWellFormed(model, won[0]!.result!.messages);
-  }, 60_000);
+  }, 120_000);
 });

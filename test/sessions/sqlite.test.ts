@@ -102,7 +102,7 @@ test("a database held locked by another writer past busy_timeout: SessionStoreEr
   expect(await store.read("s")).toEqual([{ seq: 1, data: "a" }]);
   await store.append("s", 2, ["b"]);
   await store.close();
-}, 60_000);
+}, 120_000);
 
 /** Frames in a WAL file: a 32-byte header (its page size at byte 8), then a 24-byte header a page. */
 function walFrames(path: string): number {

@@ -57,7 +57,7 @@ export function useBrowser(): BrowserHandle {
   afterAll(async () => {
     await Promise.allSettled(contexts.map((context) => context.close()));
     await browser?.close();
-  }, 60_000);
+  }, 120_000);
   const get = () => {
     if (!browser) throw new Error("the browser is not running (use it inside a test)");
     return browser;

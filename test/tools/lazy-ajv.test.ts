@@ -39,4 +39,4 @@ test("import('skein') and a Zod-only agent load no ajv; the first JSON Schema to
       details: { reason: "invalid_input", issues: [{ path: ["key"] }] },
     },
   });
-}, 60_000);
+}, 120_000);

@@ -65,7 +65,7 @@ const task = JSON.parse(process.argv[2]!) as WorkerTask;
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const forever = () =>
   new Promise<never>(() => {
-    setInterval(() => {}, 60_000);
+    setInterval(() => {}, 120_000);
   });
 const describe = (error: unknown) => {
   const { name, message, code } = error as { name?: string; message?: string; code?: string };

@@ -54,7 +54,7 @@ const say = (line: string) => process.stdout.write(`${line}\n`);
 // A pending promise alone would let the process exit: an interval keeps it waiting until killed.
 const forever = () =>
   new Promise<never>(() => {
-    setInterval(() => {}, 60_000);
+    setInterval(() => {}, 120_000);
   });
 
 const inner: SessionStore =
